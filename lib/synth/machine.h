@@ -1,0 +1,61 @@
+// Synthetic hierarchical machines with known structure: racks x nodes x
+// sockets x cores, one cost per level, optional noise, and a placement of
+// ranks on cores. They are the planted instances against which relabelling
+// and measurement are checked: the best fibres are known by construction.
+//
+// Example: 2 racks x 2 nodes x 1 socket x 2 cores, costs (socket 1, node 2,
+// rack 10, network 40), block placement: ranks 0,1 share a socket (cost 1);
+// ranks 0 and 2 are on different nodes of rack 0 (10); ranks 0 and 4 are in
+// different racks (40). Round-robin places rank r on node r mod 4.
+#ifndef RANKSHAPE_LIB_SYNTH_MACHINE_H_
+#define RANKSHAPE_LIB_SYNTH_MACHINE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "lib/model/costs.h"
+#include "lib/model/placement.h"
+
+namespace rankshape {
+
+enum class RankOrder {
+  kBlock,       // consecutive ranks fill a node, then the next
+  kRoundRobin,  // consecutive ranks go to consecutive nodes
+  kRandom,      // a random scramble of the block order
+};
+
+/// Parses "block", "round-robin" or "random".
+RankOrder parse_rank_order(std::string_view text);
+std::string rank_order_name(RankOrder order);
+
+struct MachineSpec {
+  int racks = 1;
+  int nodes_per_rack = 1;
+  int sockets_per_node = 1;
+  int cores_per_socket = 1;
+  // Cost between two ranks whose closest common level is...
+  double same_socket = 1;   // ...one socket (different cores)
+  double same_node = 2;     // ...one node (different sockets)
+  double same_rack = 10;    // ...one rack (different nodes)
+  double other_rack = 40;   // ...the whole machine (different racks)
+  /// Relative noise: every cost is multiplied by 1 + noise * u, u uniform in
+  /// [-1, 1], independently per pair of cores in a node and per pair of
+  /// nodes (symmetric). 0 = exact. Must be in [0, 1).
+  double noise = 0;
+  RankOrder order = RankOrder::kBlock;
+  std::uint64_t seed = 1;
+};
+
+struct SyntheticMachine {
+  StructuredCosts costs;
+  Placement placement;  // host names "r<rack>n<node>" (or "n<node>" with one rack)
+};
+
+/// Throws std::invalid_argument for non-positive counts, negative costs,
+/// noise outside [0, 1), or more than 2^31-1 cores.
+SyntheticMachine generate_machine(const MachineSpec& spec);
+
+}  // namespace rankshape
+
+#endif  // RANKSHAPE_LIB_SYNTH_MACHINE_H_
