@@ -1,5 +1,6 @@
 #include "lib/synth/machine.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -128,6 +129,17 @@ SyntheticMachine generate_machine(const MachineSpec& m) {
                 core};
   }
   return SyntheticMachine{StructuredCosts(std::move(spec)), Placement(std::move(where))};
+}
+
+Labelling block_order(const StructuredCosts& costs) {
+  std::vector<OldRank> perm;
+  for (int r = 0; r < costs.size(); ++r) perm.emplace_back(r);
+  std::stable_sort(perm.begin(), perm.end(), [&](OldRank a, OldRank b) {
+    const RankLocation& la = costs.location(a);
+    const RankLocation& lb = costs.location(b);
+    return la.node != lb.node ? la.node < lb.node : la.core < lb.core;
+  });
+  return Labelling(std::move(perm));
 }
 
 }  // namespace rankshape

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "lib/model/costs.h"
+#include "lib/model/labelling.h"
 #include "lib/model/placement.h"
 
 namespace rankshape {
@@ -55,6 +56,12 @@ struct SyntheticMachine {
 /// Throws std::invalid_argument for non-positive counts, negative costs,
 /// noise outside [0, 1), or more than 2^31-1 cores.
 SyntheticMachine generate_machine(const MachineSpec& spec);
+
+/// The labelling that lists ranks in machine order (node by node, core by
+/// core within a node): new rank i is the rank on the i-th core. For a
+/// scrambled placement of a full machine this is the planted answer, the
+/// block order the scramble destroyed.
+Labelling block_order(const StructuredCosts& costs);
 
 }  // namespace rankshape
 

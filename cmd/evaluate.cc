@@ -1,0 +1,82 @@
+// evaluate: how good is a labelling for a grid on a machine? Prints the
+// objective and per-dimension worst and mean fibre costs, optionally as JSON.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cmd/cli.h"
+#include "lib/io/atomic_file.h"
+#include "lib/io/formats.h"
+#include "lib/model/objective.h"
+
+int main(int argc, char** argv) {
+  using namespace rankshape;
+  CLI::App app("Evaluates labellings of a cartesian grid on a machine's costs.", "evaluate");
+  std::string costs_path, grid_text, objective_name = "sum-max";
+  std::vector<std::string> perm_paths;
+  std::string json_path;
+  app.add_option("--costs", costs_path, "cost file (dense or structured)")->required();
+  app.add_option("--grid", grid_text, "grid, e.g. 4x4x4 (its size must equal the rank count)")
+      ->required();
+  app.add_option("--perm", perm_paths,
+                 "labelling file(s) to compare (line i = old rank at new rank i); the identity "
+                 "is always evaluated first");
+  app.add_option("--objective", objective_name,
+                 "sum-max | thesis-max | total, optionally :pairs or :max-pair")
+      ->capture_default_str();
+  app.add_option("--json", json_path, "also write the results as JSON here");
+  return cli::run(app, argc, argv, [&] {
+    Warnings warnings;
+    const std::unique_ptr<Costs> costs = read_costs(costs_path, &warnings);
+    for (const std::string& w : warnings) std::cerr << "evaluate: warning: " << w << "\n";
+    const Grid grid = Grid::parse(grid_text);
+    if (grid.size() != costs->size()) {
+      throw std::invalid_argument("grid " + grid.to_string() + " has " +
+                                  std::to_string(grid.size()) + " positions but " + costs_path +
+                                  " has " + std::to_string(costs->size()) + " ranks");
+    }
+    const ObjectiveSpec spec = ObjectiveSpec::parse(objective_name);
+    std::vector<std::pair<std::string, Labelling>> labellings;
+    labellings.emplace_back("identity", Labelling::identity(grid.size()));
+    for (const std::string& path : perm_paths) {
+      labellings.emplace_back(path, read_labelling(path, grid.size()));
+    }
+    nlohmann::json report = {{"costs", costs_path},
+                             {"p", grid.size()},
+                             {"grid", grid.to_string()},
+                             {"objective", spec.name()},
+                             {"labellings", nlohmann::json::array()}};
+    double identity_primary = 0;
+    for (const auto& [name, labelling] : labellings) {
+      const Evaluation e = evaluate(*costs, grid, labelling, spec);
+      if (name == "identity") identity_primary = e.value.primary;
+      std::cout << fmt::format("{}: objective {:.6g} (total {:.6g})", name, e.value.primary,
+                               e.value.total);
+      if (name != "identity" && e.value.primary > 0) {
+        std::cout << fmt::format(", {:.3g}x better than identity",
+                                 identity_primary / e.value.primary);
+      }
+      std::cout << "\n";
+      nlohmann::json dims = nlohmann::json::array();
+      for (int k = 0; k < grid.ndims(); ++k) {
+        const DimensionSummary& d = e.dimensions[k];
+        std::cout << fmt::format("  dimension {} (size {}, {} fibres): worst {:.6g}, mean {:.6g}\n",
+                                 k, grid.dim(k), grid.fibre_count(k), d.worst, d.mean);
+        dims.push_back({{"dimension", k},
+                        {"size", grid.dim(k)},
+                        {"fibres", grid.fibre_count(k)},
+                        {"worst", d.worst},
+                        {"mean", d.mean},
+                        {"worst_fibre", d.worst_fibre}});
+      }
+      report["labellings"].push_back({{"name", name},
+                                      {"objective", e.value.primary},
+                                      {"total", e.value.total},
+                                      {"dimensions", dims}});
+    }
+    if (!json_path.empty()) {
+      write_file_atomically(json_path, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+    }
+  });
+}

@@ -1,0 +1,97 @@
+#include "lib/mpi/communicator.h"
+
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace rankshape::mpi {
+
+Communicator::Communicator(MPI_Comm comm, Ownership ownership)
+    : comm_(comm), ownership_(ownership) {
+  if (comm == MPI_COMM_NULL) {
+    throw std::invalid_argument("rankshape needs a communicator, got MPI_COMM_NULL");
+  }
+  int inter = 0;
+  check(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  if (inter) {
+    throw std::invalid_argument(
+        "rankshape works on intra-communicators; got an inter-communicator");
+  }
+  check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
+  if (ownership == Ownership::kTake) {
+    check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  }
+}
+
+Communicator::~Communicator() { release(); }
+
+Communicator::Communicator(Communicator&& other) noexcept
+    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
+      ownership_(std::exchange(other.ownership_, Ownership::kBorrow)),
+      rank_(other.rank_),
+      size_(other.size_) {}
+
+Communicator& Communicator::operator=(Communicator&& other) noexcept {
+  if (this != &other) {
+    release();
+    comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
+    ownership_ = std::exchange(other.ownership_, Ownership::kBorrow);
+    rank_ = other.rank_;
+    size_ = other.size_;
+  }
+  return *this;
+}
+
+void Communicator::release() noexcept {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  // Freeing after MPI_Finalize is erroneous; the communicator is gone anyway.
+  if (ownership_ == Ownership::kTake && comm_ != MPI_COMM_NULL && !finalized) {
+    MPI_Comm_free(&comm_);
+  }
+  comm_ = MPI_COMM_NULL;
+}
+
+Communicator Communicator::dup() const {
+  MPI_Comm out = MPI_COMM_NULL;
+  check(MPI_Comm_dup(comm_, &out), "MPI_Comm_dup");
+  return Communicator(out, Ownership::kTake);
+}
+
+Communicator Communicator::split(int color, int key) const {
+  if (color < 0) throw std::invalid_argument("split: color must be >= 0");
+  MPI_Comm out = MPI_COMM_NULL;
+  check(MPI_Comm_split(comm_, color, key, &out), "MPI_Comm_split");
+  return Communicator(out, Ownership::kTake);
+}
+
+Communicator Communicator::split_by_node() const {
+  MPI_Comm out = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &out),
+        "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
+  return Communicator(out, Ownership::kTake);
+}
+
+void Communicator::barrier() const { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+int Communicator::allreduce_max(int value) const {
+  int result = 0;
+  check(MPI_Allreduce(&value, &result, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
+  return result;
+}
+
+std::vector<int> Communicator::allgather(int value) const {
+  std::vector<int> all(size_);
+  check(MPI_Allgather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+  return all;
+}
+
+std::string Communicator::processor_name() {
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int length = 0;
+  check(MPI_Get_processor_name(name, &length), "MPI_Get_processor_name");
+  return std::string(name, length);
+}
+
+}  // namespace rankshape::mpi

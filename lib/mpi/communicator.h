@@ -1,0 +1,66 @@
+// An MPI communicator with RAII ownership.
+//
+// Wrapping is explicit about ownership: Ownership::kBorrow never frees (use
+// it for MPI_COMM_WORLD and for communicators the caller keeps), kTake frees
+// in the destructor. Copies are not allowed (an MPI_Comm_dup is collective
+// and must be asked for: dup()); moves transfer ownership. Every
+// communicator this class creates returns errors as codes
+// (MPI_ERRORS_RETURN) and every code is checked.
+#ifndef RANKSHAPE_LIB_MPI_COMMUNICATOR_H_
+#define RANKSHAPE_LIB_MPI_COMMUNICATOR_H_
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "lib/mpi/error.h"
+
+namespace rankshape::mpi {
+
+enum class Ownership { kBorrow, kTake };
+
+class Communicator {
+ public:
+  /// Throws std::invalid_argument for MPI_COMM_NULL and for
+  /// inter-communicators (rankshape works on intra-communicators only).
+  Communicator(MPI_Comm comm, Ownership ownership);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  Communicator(Communicator&& other) noexcept;
+  Communicator& operator=(Communicator&& other) noexcept;
+
+  MPI_Comm get() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool owns() const { return ownership_ == Ownership::kTake; }
+
+  /// Collective: an owned duplicate with MPI_ERRORS_RETURN set.
+  [[nodiscard]] Communicator dup() const;
+  /// Collective: MPI_Comm_split. color must be >= 0 (MPI_UNDEFINED would
+  /// yield MPI_COMM_NULL, which this class does not hold).
+  [[nodiscard]] Communicator split(int color, int key) const;
+  /// Collective: the ranks sharing this rank's node (MPI_COMM_TYPE_SHARED).
+  [[nodiscard]] Communicator split_by_node() const;
+
+  void barrier() const;
+  /// Collective: the maximum of value over all ranks.
+  int allreduce_max(int value) const;
+  /// Collective: every rank's value, in rank order.
+  std::vector<int> allgather(int value) const;
+  /// This rank's processor (host) name.
+  static std::string processor_name();
+
+ private:
+  void release() noexcept;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  Ownership ownership_ = Ownership::kBorrow;
+  int rank_ = 0;
+  int size_ = 0;
+};
+
+}  // namespace rankshape::mpi
+
+#endif  // RANKSHAPE_LIB_MPI_COMMUNICATOR_H_

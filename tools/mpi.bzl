@@ -1,0 +1,56 @@
+"""Registers an MPI test binary at several rank counts.
+
+mpi_test(name = "x", srcs = [...], deps = [...]) builds one binary linked
+with the MPI GoogleTest main and one sh_test per rank count (x_np1, x_np2,
+...), each running it under the configured launcher (mpirun for Open MPI,
+mpiexec for MPICH, smpirun for SMPI), plus a test_suite `x` with all of them.
+MPI tests are tagged "exclusive" (two cores, many ranks: one at a time) and
+"mpi" (so CI can select them).
+"""
+
+DEFAULT_RANKS = [1, 2, 3, 4, 7, 8]
+
+# The launcher follows the back-end: --define=mpi=openmpi|mpich|smpi (set
+# by .bazelrc and its configs) is also a Make variable.
+_LAUNCHER_ARG = "$(mpi)"
+
+# SMPI loads programs as shared objects.
+_SMPI_LINKOPTS = select({
+    "//third_party/mpi:smpi": ["-shared"],
+    "//conditions:default": [],
+})
+
+def mpi_binary(name, linkopts = [], **kwargs):
+    """A cc_binary that is an executable, or a shared object under SMPI."""
+    native.cc_binary(
+        name = name,
+        linkopts = linkopts + _SMPI_LINKOPTS,
+        **kwargs
+    )
+
+def mpi_launch_test(name, binary, ranks = DEFAULT_RANKS, args = [], data = [], size = "medium", tags = []):
+    """One sh_test per rank count running an existing MPI binary."""
+    tests = []
+    for n in ranks:
+        test_name = "%s_np%d" % (name, n)
+        native.sh_test(
+            name = test_name,
+            srcs = ["//tools:run_mpi.sh"],
+            args = [_LAUNCHER_ARG, str(n), "$(location %s)" % binary] + args,
+            data = [binary, "//data/platforms:ci-cluster.xml"] + data,
+            size = size,
+            tags = ["exclusive", "mpi"] + tags,
+        )
+        tests.append(":" + test_name)
+    native.test_suite(name = name, tests = tests, tags = ["mpi"] + tags)
+
+def mpi_test(name, srcs, deps = [], ranks = DEFAULT_RANKS, args = [], data = [], size = "medium", tags = []):
+    """A GoogleTest MPI test at every rank count in `ranks`."""
+    binary = name + "_bin"
+    mpi_binary(
+        name = binary,
+        srcs = srcs,
+        deps = deps + ["//tests/mpi_testing:mpi_test_main"],
+        testonly = True,
+    )
+    mpi_launch_test(name, ":" + binary, ranks, args, data, size, tags)

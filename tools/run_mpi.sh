@@ -1,0 +1,58 @@
+#!/bin/bash
+# Runs one MPI test binary at a given rank count under the configured
+# launcher, as Bazel's sh_test for every rank count (see //tools:mpi.bzl).
+#   run_mpi.sh LAUNCHER NP BINARY [ARGS...]
+# LAUNCHER is openmpi, mpich or smpi. Exits with the binary's status; a run
+# that outlives the test's time limit is killed with a TIMEOUT message.
+set -u
+launcher=$1 np=$2 binary=$3
+shift 3
+
+# GoogleTest's premature-exit and XML files would be written by every rank
+# at once; the per-rank outcome is reduced by the MPI test main instead.
+unset TEST_PREMATURE_EXIT_FILE XML_OUTPUT_FILE GTEST_OUTPUT
+export RANKSHAPE_MPI_LAUNCHER=$launcher
+
+# Leave a margin inside Bazel's own limit so that our message is the one seen.
+limit=${TEST_TIMEOUT:-300}
+budget=$((limit > 30 ? limit - 15 : limit))
+export RANKSHAPE_MPI_TEST_TIMEOUT=${RANKSHAPE_MPI_TEST_TIMEOUT:-$((budget > 20 ? budget - 10 : budget))}
+
+case $launcher in
+  openmpi)
+    # Root, more ranks than cores, no binding: a shared two-core machine.
+    # Single-copy shared memory (CMA) is refused inside Bazel's sandbox.
+    cmd=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np"
+         --mca btl self,vader --mca btl_vader_single_copy_mechanism none
+         "$binary" "$@")
+    ;;
+  mpich)
+    cmd=(mpiexec.mpich -n "$np" "$binary" "$@")
+    ;;
+  smpi)
+    # Bazel runs tests from the runfiles root, where data/ is.
+    platform=${RANKSHAPE_SMPI_PLATFORM:-data/platforms/ci-cluster.xml}
+    cmd=(smpirun -np "$np" -platform "$platform" --cfg=smpi/host-speed:1Gf
+         --log=root.thresh:warning --log=smpi_config.thresh:warning "$binary" "$@")
+    ;;
+  *)
+    echo "run_mpi.sh: unknown launcher '$launcher' (expected openmpi, mpich or smpi)" >&2
+    exit 2
+    ;;
+esac
+
+echo "run_mpi.sh: ${cmd[*]}" >&2
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+timeout --kill-after=5 "$budget" "${cmd[@]}" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+# SimGrid ends a deadlocked simulation by killing its actors and may still
+# exit 0: a deadlock must fail the run.
+if [ "$launcher" = smpi ] && grep -q "Deadlock detected" "$log"; then
+  echo "run_mpi.sh: DEADLOCK: $(basename "$binary") with $np rank(s) under smpi: every rank blocked" >&2
+  [ "$status" -eq 0 ] && status=1
+fi
+if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+  echo "run_mpi.sh: TIMEOUT: $(basename "$binary") with $np rank(s) under $launcher did not finish in ${budget} s; killed (a hang?)" >&2
+fi
+exit "$status"
