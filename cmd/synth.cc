@@ -8,14 +8,16 @@
 
 int main(int argc, char** argv) {
   using namespace rankshape;
-  CLI::App app("Writes a synthetic machine: racks x nodes x sockets x cores, a cost per level, "
-               "optional noise, and a placement of ranks on cores.",
-               "synth");
+  CLI::App app(
+      "Writes a synthetic machine: racks x nodes x sockets x cores, a cost per level, "
+      "optional noise, and a placement of ranks on cores.",
+      "synth");
   MachineSpec m;
   std::string order = "block", format = "structured", costs_out, placement_out;
   app.add_option("--racks", m.racks, "racks")->check(CLI::Range(1, 1 << 20));
   app.add_option("--nodes", m.nodes_per_rack, "nodes per rack")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--sockets", m.sockets_per_node, "sockets per node")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--sockets", m.sockets_per_node, "sockets per node")
+      ->check(CLI::Range(1, 1 << 20));
   app.add_option("--cores", m.cores_per_socket, "cores per socket")->check(CLI::Range(1, 1 << 20));
   app.add_option("--cost-socket", m.same_socket, "cost between cores of one socket")
       ->capture_default_str();
@@ -49,8 +51,7 @@ int main(int argc, char** argv) {
     if (!planted_out.empty()) write_labelling(planted_out, block_order(s.costs));
     std::cout << "synth: " << s.costs.size() << " ranks on " << m.racks << " rack(s) x "
               << m.nodes_per_rack << " node(s) x " << m.sockets_per_node << " socket(s) x "
-              << m.cores_per_socket << " core(s), " << rank_order_name(m.order)
-              << " placement -> " << costs_out
-              << (placement_out.empty() ? "" : ", " + placement_out) << "\n";
+              << m.cores_per_socket << " core(s), " << rank_order_name(m.order) << " placement -> "
+              << costs_out << (placement_out.empty() ? "" : ", " + placement_out) << "\n";
   });
 }

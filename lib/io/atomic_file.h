@@ -14,7 +14,8 @@ namespace rankshape {
 /// failure (the callback throws, the disk is full, the directory is
 /// read-only) the temporary file is removed, path is untouched, and
 /// std::runtime_error names path and the reason.
-void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write);
 
 }  // namespace rankshape
 

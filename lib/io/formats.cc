@@ -34,9 +34,9 @@ std::vector<T> read_square(TextReader& reader, int n, const std::string& what) {
   TextLine line;
   for (int row = 0; row < n; ++row) {
     if (!reader.next(line)) {
-      throw InputError(reader.name(), reader.line_number(), 0,
-                       what + " ends after " + std::to_string(row) + " rows, expected " +
-                           std::to_string(n));
+      throw InputError(
+          reader.name(), reader.line_number(), 0,
+          what + " ends after " + std::to_string(row) + " rows, expected " + std::to_string(n));
     }
     if (static_cast<int>(line.tokens.size()) != n) {
       reader.fail(line, nullptr,
@@ -104,9 +104,9 @@ DenseCosts read_dense_costs(const std::string& path, Warnings* warnings) {
                       " values, but the first row has " + std::to_string(p));
     }
     if (rows == p) {
-      reader.fail(line, nullptr,
-                  "more rows than columns (" + std::to_string(p) +
-                      "): a cost matrix must be square");
+      reader.fail(
+          line, nullptr,
+          "more rows than columns (" + std::to_string(p) + "): a cost matrix must be square");
     }
     for (const Token& t : line.tokens) {
       const double v = reader.to_double(line, t);
@@ -144,8 +144,7 @@ DenseCosts read_dense_costs(const std::string& path, Warnings* warnings) {
   if (warnings && worst_asymmetry > 0) {
     warnings->push_back(path + ": matrix is not symmetric (largest difference " +
                         format_number(worst_asymmetry) + " between ranks " + std::to_string(wa) +
-                        " and " + std::to_string(wb) +
-                        "); using the mean of D(a,b) and D(b,a)");
+                        " and " + std::to_string(wb) + "); using the mean of D(a,b) and D(b,a)");
   }
   if (warnings && nonzero_diagonal > 0) {
     warnings->push_back(path + ": " + std::to_string(nonzero_diagonal) +
@@ -190,14 +189,14 @@ StructuredCosts read_structured_costs(const std::string& path) {
     } else if (key.text == "ranks") {
       ranks = count_arg(1);
     } else if (key.text == "core-costs") {
-      spec.core_costs = read_square<double>(reader, need(cores, "cores-per-node", "core-costs"),
-                                            "core-costs");
+      spec.core_costs =
+          read_square<double>(reader, need(cores, "cores-per-node", "core-costs"), "core-costs");
     } else if (key.text == "node-costs") {
-      spec.node_costs = read_square<float>(reader, need(nodes, "nodes", "node-costs"),
-                                           "node-costs");
+      spec.node_costs =
+          read_square<float>(reader, need(nodes, "nodes", "node-costs"), "node-costs");
     } else if (key.text == "rack-costs") {
-      spec.rack_costs = read_square<double>(reader, need(racks, "racks", "rack-costs"),
-                                            "rack-costs");
+      spec.rack_costs =
+          read_square<double>(reader, need(racks, "racks", "rack-costs"), "rack-costs");
     } else if (key.text == "node-racks") {
       const int n = need(nodes, "nodes", "node-racks");
       const int r = need(racks, "racks", "node-racks");
@@ -241,8 +240,10 @@ StructuredCosts read_structured_costs(const std::string& path) {
           if (entry.tokens.size() != 2) {
             reader.fail(entry, nullptr, "expected 'node core' for rank " + std::to_string(r));
           }
-          const auto node = static_cast<std::int32_t>(reader.to_int(entry, entry.tokens[0], 0, n - 1));
-          const auto core = static_cast<std::int32_t>(reader.to_int(entry, entry.tokens[1], 0, c - 1));
+          const auto node =
+              static_cast<std::int32_t>(reader.to_int(entry, entry.tokens[0], 0, n - 1));
+          const auto core =
+              static_cast<std::int32_t>(reader.to_int(entry, entry.tokens[1], 0, c - 1));
           spec.ranks.push_back({node, core});
         }
       } else {
@@ -255,7 +256,8 @@ StructuredCosts read_structured_costs(const std::string& path) {
                       "rack-costs, node-racks or rank-locations)");
     }
   }
-  for (const char* required : {"cores-per-node", "nodes", "ranks", "core-costs", "rank-locations"}) {
+  for (const char* required :
+       {"cores-per-node", "nodes", "ranks", "core-costs", "rank-locations"}) {
     if (!seen.count(required)) {
       throw InputError(path, 0, 0, std::string("missing '") + required + "'");
     }
@@ -323,7 +325,8 @@ void write_structured_costs(const std::string& path, const StructuredCosts& cost
     bool block = true;
     for (std::size_t r = 0; r < s.ranks.size() && block; ++r) {
       const auto c = static_cast<std::size_t>(s.cores_per_node);
-      block = s.ranks[r].node == static_cast<int>(r / c) && s.ranks[r].core == static_cast<int>(r % c);
+      block =
+          s.ranks[r].node == static_cast<int>(r / c) && s.ranks[r].core == static_cast<int>(r % c);
     }
     if (block) {
       out << "rank-locations block\n";
@@ -345,15 +348,16 @@ Labelling read_labelling(const std::string& path, int expected_size) {
       reader.fail(line, &line.tokens[1],
                   "expected one old rank per line (line i = old rank at new rank i)");
     }
-    perm.emplace_back(static_cast<std::int32_t>(reader.to_int(line, line.tokens[0], 0, INT32_MAX - 1)));
+    perm.emplace_back(
+        static_cast<std::int32_t>(reader.to_int(line, line.tokens[0], 0, INT32_MAX - 1)));
     where.emplace_back(line.number, line.tokens[0].column);
   }
   if (perm.empty()) throw InputError(path, 0, 0, "file is empty: expected one old rank per line");
   const int p = static_cast<int>(perm.size());
   if (expected_size > 0 && p != expected_size) {
-    throw InputError(path, 0, 0,
-                     "labelling has " + std::to_string(p) + " ranks, expected " +
-                         std::to_string(expected_size));
+    throw InputError(
+        path, 0, 0,
+        "labelling has " + std::to_string(p) + " ranks, expected " + std::to_string(expected_size));
   }
   std::vector<int> first_line(p, 0);
   for (int i = 0; i < p; ++i) {
@@ -387,8 +391,9 @@ Placement read_placement(const std::string& path, int expected_size) {
   std::map<int, std::pair<HostCore, int>> by_rank;  // rank -> entry, line
   while (reader.next(line)) {
     if (line.tokens.size() != 3) {
-      reader.fail(line, nullptr, "expected 'rank host core', got " +
-                                     std::to_string(line.tokens.size()) + " fields");
+      reader.fail(
+          line, nullptr,
+          "expected 'rank host core', got " + std::to_string(line.tokens.size()) + " fields");
     }
     const int rank = static_cast<int>(reader.to_int(line, line.tokens[0], 0, INT32_MAX - 1));
     const int core = static_cast<int>(reader.to_int(line, line.tokens[2], 0, INT32_MAX));
@@ -400,12 +405,13 @@ Placement read_placement(const std::string& path, int expected_size) {
                       std::to_string(it->second.second));
     }
   }
-  if (by_rank.empty()) throw InputError(path, 0, 0, "file is empty: expected 'rank host core' lines");
+  if (by_rank.empty())
+    throw InputError(path, 0, 0, "file is empty: expected 'rank host core' lines");
   const int p = static_cast<int>(by_rank.size());
   if (expected_size > 0 && p != expected_size) {
-    throw InputError(path, 0, 0,
-                     "placement has " + std::to_string(p) + " ranks, expected " +
-                         std::to_string(expected_size));
+    throw InputError(
+        path, 0, 0,
+        "placement has " + std::to_string(p) + " ranks, expected " + std::to_string(expected_size));
   }
   std::vector<HostCore> entries;
   int expected = 0;

@@ -1,10 +1,11 @@
 #include "lib/io/text_reader.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <sys/stat.h>
 
 namespace rankshape {
 
@@ -26,14 +27,13 @@ bool TextReader::next(TextLine& line) {
       }
       if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
         throw InputError(name_, line_number_, static_cast<int>(i) + 1,
-                         "unexpected byte 0x" +
-                             std::string(1, "0123456789abcdef"[(c >> 4) & 0xf]) +
+                         "unexpected byte 0x" + std::string(1, "0123456789abcdef"[(c >> 4) & 0xf]) +
                              std::string(1, "0123456789abcdef"[c & 0xf]) +
                              " (files must be plain ASCII text)");
       }
       std::size_t j = i;
-      while (j < raw.size() && raw[j] != ' ' && raw[j] != '\t' && raw[j] != ',' &&
-             raw[j] != '#' && raw[j] != '\r') {
+      while (j < raw.size() && raw[j] != ' ' && raw[j] != '\t' && raw[j] != ',' && raw[j] != '#' &&
+             raw[j] != '\r') {
         ++j;
       }
       line.tokens.push_back(Token{raw.substr(i, j - i), static_cast<int>(i) + 1});

@@ -42,13 +42,13 @@ void check_square_matrix(const char* name, const std::vector<T>& m, int n, bool 
 
 }  // namespace
 
-DenseCosts::DenseCosts(int p, std::vector<double> row_major) : p_(p), values_(std::move(row_major)) {
+DenseCosts::DenseCosts(int p, std::vector<double> row_major)
+    : p_(p), values_(std::move(row_major)) {
   if (p < 1) fail("a cost matrix needs at least one rank, got " + std::to_string(p));
   if (p > kMaxRanks) {
     fail("a dense cost matrix for " + std::to_string(p) + " ranks would need " +
-         std::to_string(static_cast<double>(p) * p * 8 / (1 << 30)) +
-         " GiB; the limit is " + std::to_string(kMaxRanks) +
-         " ranks: use the structured form (nodes x cores) instead");
+         std::to_string(static_cast<double>(p) * p * 8 / (1 << 30)) + " GiB; the limit is " +
+         std::to_string(kMaxRanks) + " ranks: use the structured form (nodes x cores) instead");
   }
   check_square_matrix("cost", values_, p, /*zero_diagonal=*/true);
 }

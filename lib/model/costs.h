@@ -76,7 +76,7 @@ struct StructuredSpec {
   int cores_per_node = 0;
   std::vector<double> core_costs;  // cores_per_node^2, symmetric
   int nodes = 0;
-  std::vector<float> node_costs;   // nodes^2 or empty
+  std::vector<float> node_costs;  // nodes^2 or empty
   int racks = 1;
   std::vector<std::int32_t> node_rack;  // rack of each node; empty = all rack 0
   std::vector<double> rack_costs;       // racks^2; required if node_costs empty
@@ -103,8 +103,8 @@ class StructuredCosts final : public Costs {
     if (!spec_.node_costs.empty()) {
       return spec_.node_costs[static_cast<std::size_t>(node_a) * spec_.nodes + node_b];
     }
-    return spec_.rack_costs[static_cast<std::size_t>(rack_of(node_a)) * spec_.racks +
-                            rack_of(node_b)];
+    return spec_
+        .rack_costs[static_cast<std::size_t>(rack_of(node_a)) * spec_.racks + rack_of(node_b)];
   }
   int rack_of(int node) const { return spec_.node_rack.empty() ? 0 : spec_.node_rack[node]; }
   std::size_t memory_bytes() const override;

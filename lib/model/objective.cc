@@ -101,9 +101,8 @@ double fibre_cost(const Costs& costs, const Grid& grid, const Labelling& labelli
                   FibreCost kind) {
   std::vector<OldRank> members;
   gather_members(grid, labelling, k, f, members);
-  return visit_costs(costs, [&](const auto& c) {
-    return cost_of_members(c, members.data(), grid.dim(k), kind);
-  });
+  return visit_costs(
+      costs, [&](const auto& c) { return cost_of_members(c, members.data(), grid.dim(k), kind); });
 }
 
 Evaluation evaluate(const Costs& costs, const Grid& grid, const Labelling& labelling,
@@ -200,8 +199,7 @@ IncrementalObjective::Move IncrementalObjective::swap_move(NewRank a, NewRank b)
   return m;
 }
 
-IncrementalObjective::Move IncrementalObjective::cycle_move(NewRank a, NewRank b,
-                                                            NewRank c) const {
+IncrementalObjective::Move IncrementalObjective::cycle_move(NewRank a, NewRank b, NewRank c) const {
   Move m;
   m.n = 3;
   m.pos = {a, b, c};

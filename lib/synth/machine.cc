@@ -51,8 +51,7 @@ std::string host_name(int rack, int node_in_rack, int racks, int nodes_per_rack)
 }  // namespace
 
 SyntheticMachine generate_machine(const MachineSpec& m) {
-  check(m.racks >= 1 && m.nodes_per_rack >= 1 && m.sockets_per_node >= 1 &&
-            m.cores_per_socket >= 1,
+  check(m.racks >= 1 && m.nodes_per_rack >= 1 && m.sockets_per_node >= 1 && m.cores_per_socket >= 1,
         "racks, nodes per rack, sockets per node and cores per socket must all be at least 1");
   check(m.same_socket >= 0 && m.same_node >= 0 && m.same_rack >= 0 && m.other_rack >= 0,
         "level costs must not be negative");
@@ -124,9 +123,9 @@ SyntheticMachine generate_machine(const MachineSpec& m) {
     const int node = slot_of[r] / cores;
     const int core = slot_of[r] % cores;
     spec.ranks[r] = {node, core};
-    where[r] = {host_name(node / m.nodes_per_rack, node % m.nodes_per_rack, m.racks,
-                          m.nodes_per_rack),
-                core};
+    where[r] = {
+        host_name(node / m.nodes_per_rack, node % m.nodes_per_rack, m.racks, m.nodes_per_rack),
+        core};
   }
   return SyntheticMachine{StructuredCosts(std::move(spec)), Placement(std::move(where))};
 }

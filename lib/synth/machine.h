@@ -36,10 +36,10 @@ struct MachineSpec {
   int sockets_per_node = 1;
   int cores_per_socket = 1;
   // Cost between two ranks whose closest common level is...
-  double same_socket = 1;   // ...one socket (different cores)
-  double same_node = 2;     // ...one node (different sockets)
-  double same_rack = 10;    // ...one rack (different nodes)
-  double other_rack = 40;   // ...the whole machine (different racks)
+  double same_socket = 1;  // ...one socket (different cores)
+  double same_node = 2;    // ...one node (different sockets)
+  double same_rack = 10;   // ...one rack (different nodes)
+  double other_rack = 40;  // ...the whole machine (different racks)
   /// Relative noise: every cost is multiplied by 1 + noise * u, u uniform in
   /// [-1, 1], independently per pair of cores in a node and per pair of
   /// nodes (symmetric). 0 = exact. Must be in [0, 1).

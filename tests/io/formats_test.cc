@@ -51,7 +51,9 @@ TEST(DenseFormatTest, SymmetrisesWithTheMeanAndWarns) {
   EXPECT_EQ(d.cost(OldRank(1), OldRank(0)), 2);
   EXPECT_EQ(d.cost(OldRank(0), OldRank(0)), 0);
   ASSERT_EQ(w.size(), 2u);
-  EXPECT_NE(w[0].find("not symmetric (largest difference 2 between ranks 0 and 1)"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("not symmetric (largest difference 2 between ranks 0 and 1)"),
+            std::string::npos)
+      << w[0];
   EXPECT_NE(w[0].find("mean"), std::string::npos);
   EXPECT_NE(w[1].find("1 non-zero diagonal"), std::string::npos) << w[1];
 }
@@ -62,7 +64,8 @@ TEST(DenseFormatTest, RejectsBadInputWithLocation) {
     return [path] { read_dense_costs(path); };
   };
   const std::string dir = scratch_path("");
-  expect_input_error(read("d1", "0 1\n1 0 2\n"), "d1:2", "row 1 has 3 values, but the first row has 2");
+  expect_input_error(read("d1", "0 1\n1 0 2\n"), "d1:2",
+                     "row 1 has 3 values, but the first row has 2");
   expect_input_error(read("d2", "0 1 2\n1 0 2\n"), "d2:2", "2 rows but 3 columns");
   expect_input_error(read("d3", "0 1\n1 0\n1 1\n"), "d3:3", "more rows than columns");
   expect_input_error(read("d4", "0 nan\nnan 0\n"), "d4:1:3", "value is NaN");
@@ -82,7 +85,8 @@ TEST(DenseFormatTest, WritesWhatItReads) {
   write_dense_costs(path, d);
   const DenseCosts back = read_dense_costs(path);
   for (int a = 0; a < 3; ++a) {
-    for (int b = 0; b < 3; ++b) EXPECT_EQ(back.cost(OldRank(a), OldRank(b)), d.cost(OldRank(a), OldRank(b)));
+    for (int b = 0; b < 3; ++b)
+      EXPECT_EQ(back.cost(OldRank(a), OldRank(b)), d.cost(OldRank(a), OldRank(b)));
   }
 }
 
@@ -119,7 +123,8 @@ TEST(StructuredFormatTest, ReadsAndRoundTrips) {
   EXPECT_NE(read_all(out).find("rank-locations block"), std::string::npos);
   const StructuredCosts back = read_structured_costs(out);
   for (int a = 0; a < 8; ++a) {
-    for (int b = 0; b < 8; ++b) EXPECT_EQ(back.cost(OldRank(a), OldRank(b)), c->cost(OldRank(a), OldRank(b)));
+    for (int b = 0; b < 8; ++b)
+      EXPECT_EQ(back.cost(OldRank(a), OldRank(b)), c->cost(OldRank(a), OldRank(b)));
   }
 }
 
@@ -135,20 +140,27 @@ TEST(StructuredFormatTest, RejectsBadInputWithLocation) {
     return t;
   };
   expect_input_error(read("s1", "rankshape-structured 2\n"), "s1:1:1", "header");
-  expect_input_error(read("s2", replaced("nodes 4", "nodes four")), "s2:4:7", "expected a whole number");
-  expect_input_error(read("s3", replaced("1 0\nnode-racks", "1\nnode-racks")), "s3:9", "core-costs row 1 has 1 values");
-  expect_input_error(read("s4", replaced("1 1\nrack-costs", "1 2\nrack-costs")), "s4:12:3", "outside [0, 1]");
-  expect_input_error(read("s5", replaced("10 40\n40 10", "10 40\n41 10")), "s5", "must be symmetric");
-  expect_input_error(read("s6", replaced("3 0\n3 1\n", "3 0\n")), "s6", "rank-locations ends after 7 ranks");
-  expect_input_error(read("s7", replaced("racks 2", "flavour 2")), "s7:5:1", "unknown keyword 'flavour'");
+  expect_input_error(read("s2", replaced("nodes 4", "nodes four")), "s2:4:7",
+                     "expected a whole number");
+  expect_input_error(read("s3", replaced("1 0\nnode-racks", "1\nnode-racks")), "s3:9",
+                     "core-costs row 1 has 1 values");
+  expect_input_error(read("s4", replaced("1 1\nrack-costs", "1 2\nrack-costs")), "s4:12:3",
+                     "outside [0, 1]");
+  expect_input_error(read("s5", replaced("10 40\n40 10", "10 40\n41 10")), "s5",
+                     "must be symmetric");
+  expect_input_error(read("s6", replaced("3 0\n3 1\n", "3 0\n")), "s6",
+                     "rank-locations ends after 7 ranks");
+  expect_input_error(read("s7", replaced("racks 2", "flavour 2")), "s7:5:1",
+                     "unknown keyword 'flavour'");
   expect_input_error(read("s8", replaced("ranks 8", "nodes 4")), "s8:6:1", "given twice");
   expect_input_error(read("s9", replaced("2 0\n2 1", "2 0\n2 2")), "s9:22:3", "outside [0, 1]");
-  expect_input_error(read("s10", replaced("rank-locations list", "rank-locations spiral")), "s10:16:16",
-                     "expected 'block' or 'list'");
+  expect_input_error(read("s10", replaced("rank-locations list", "rank-locations spiral")),
+                     "s10:16:16", "expected 'block' or 'list'");
   std::string no_racks = s;
   no_racks.erase(no_racks.find("rack-costs"), std::string("rack-costs\n10 40\n40 10\n").size());
   expect_input_error(read("s11", no_racks), "s11", "missing 'node-costs' or 'rack-costs'");
-  expect_input_error(read("s12", replaced("0 1\n1 0\nnode", "0 -1\n-1 0\nnode")), "s12:8:3", "negative");
+  expect_input_error(read("s12", replaced("0 1\n1 0\nnode", "0 -1\n-1 0\nnode")), "s12:8:3",
+                     "negative");
 }
 
 TEST(LabellingFormatTest, RoundTripsAndValidates) {
@@ -192,7 +204,8 @@ TEST(PlacementFormatTest, RoundTripsAndValidates) {
 TEST(WritersTest, NothingHalfWrittenOnFailure) {
   const std::string dir = scratch_path("readonly_dir");
   std::filesystem::create_directories(dir);
-  std::filesystem::permissions(dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  std::filesystem::permissions(
+      dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
   const bool root_ignores_permissions = ::geteuid() == 0;
   if (!root_ignores_permissions) {
     EXPECT_THROW(write_labelling(dir + "/perm.txt", Labelling::identity(3)), std::runtime_error);

@@ -50,7 +50,8 @@ TEST(StructuredCostsTest, UsesTheClosestLevel) {
   EXPECT_EQ(c.cost(OldRank(0), OldRank(7)), 40);  // other rack
   const DenseCosts d = to_dense(c);
   for (int a = 0; a < 8; ++a) {
-    for (int b = 0; b < 8; ++b) EXPECT_EQ(d.cost(OldRank(a), OldRank(b)), c.cost(OldRank(a), OldRank(b)));
+    for (int b = 0; b < 8; ++b)
+      EXPECT_EQ(d.cost(OldRank(a), OldRank(b)), c.cost(OldRank(a), OldRank(b)));
   }
 }
 
@@ -84,8 +85,9 @@ TEST(StructuredCostsTest, RejectsInconsistentSpecs) {
                std::invalid_argument);
   EXPECT_THROW(StructuredCosts(broken([](StructuredSpec& s) { s.ranks.clear(); })),
                std::invalid_argument);
-  EXPECT_THROW(StructuredCosts(broken([](StructuredSpec& s) { s.core_costs[1] = s.core_costs[2] = -1; })),
-               std::invalid_argument);
+  EXPECT_THROW(
+      StructuredCosts(broken([](StructuredSpec& s) { s.core_costs[1] = s.core_costs[2] = -1; })),
+      std::invalid_argument);
 }
 
 // The scale target: 65,536 ranks (1,024 nodes x 64 cores) in a few MB.

@@ -35,7 +35,8 @@ TEST(GridTest, FibresOfTheHeaderExample) {
 // Every position lies in exactly one fibre per dimension; members of a
 // fibre agree on every coordinate but k and take each value of k once.
 TEST(GridTest, FibresPartitionThePositions) {
-  for (const auto& dims : std::vector<std::vector<int>>{{7}, {1, 5}, {3, 1, 2}, {4, 4, 4}, {2, 3, 5, 2}}) {
+  for (const auto& dims :
+       std::vector<std::vector<int>>{{7}, {1, 5}, {3, 1, 2}, {4, 4, 4}, {2, 3, 5, 2}}) {
     const Grid g(dims);
     for (int k = 0; k < g.ndims(); ++k) {
       std::vector<int> seen(g.size(), 0);
@@ -62,8 +63,8 @@ TEST(GridTest, ParsesAndRejects) {
   EXPECT_EQ(Grid::parse("4,2").dims(), (std::vector<int>{4, 2}));
   EXPECT_EQ(Grid::parse("64").dims(), (std::vector<int>{64}));
   EXPECT_EQ(Grid::parse("2x3").to_string(), "2x3");
-  for (const char* bad : {"", "x", "4x", "x4", "4xx4", "4x0", "-2x4", "4xa", "4.5x2",
-                          "65536x65536"}) {
+  for (const char* bad :
+       {"", "x", "4x", "x4", "4xx4", "4x0", "-2x4", "4xa", "4.5x2", "65536x65536"}) {
     EXPECT_THROW(Grid::parse(bad), std::invalid_argument) << bad;
   }
   try {

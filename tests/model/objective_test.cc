@@ -43,11 +43,11 @@ TEST(ObjectiveTest, WorkedExampleFromTheHeader) {
   const Evaluation transposed = evaluate(d, g, from({0, 2, 1, 3}), ObjectiveSpec{});
   EXPECT_EQ(transposed.value.primary, 11);
   // 1-D grid of 4 split as 2x2 the other way: one fibre per node is best.
-  const Evaluation thesis =
-      evaluate(d, g, Labelling::identity(4), {FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres});
+  const Evaluation thesis = evaluate(d, g, Labelling::identity(4),
+                                     {FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres});
   EXPECT_EQ(thesis.value.primary, 10);
-  const Evaluation max_pair =
-      evaluate(d, Grid({4}), Labelling::identity(4), {FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax});
+  const Evaluation max_pair = evaluate(d, Grid({4}), Labelling::identity(4),
+                                       {FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax});
   EXPECT_EQ(max_pair.value.primary, 10);
   EXPECT_EQ(evaluate(d, Grid({4}), Labelling::identity(4), ObjectiveSpec{}).value.primary, 42);
 }
@@ -95,7 +95,8 @@ Labelling random_labelling(int p, SplitMix64& rng) {
 
 // A deliberately naive reference: group positions into fibres by their
 // coordinates other than k, then cost every fibre from its definition.
-ObjectiveValue reference(const Costs& c, const Grid& g, const Labelling& l, const ObjectiveSpec& s) {
+ObjectiveValue reference(const Costs& c, const Grid& g, const Labelling& l,
+                         const ObjectiveSpec& s) {
   std::vector<double> dim_max;
   double total = 0, all_max = 0;
   for (int k = 0; k < g.ndims(); ++k) {
@@ -141,8 +142,8 @@ void expect_near(const ObjectiveValue& got, const ObjectiveValue& want, const st
   EXPECT_NEAR(got.total, want.total, 1e-9 * std::max(1.0, std::abs(want.total))) << what;
 }
 
-const std::vector<std::vector<int>> kGrids = {{1}, {2}, {7}, {2, 2}, {3, 1}, {2, 3}, {4, 3},
-                                              {1, 5, 1}, {2, 2, 2}, {3, 2, 2}, {2, 3, 2, 2}};
+const std::vector<std::vector<int>> kGrids = {
+    {1}, {2}, {7}, {2, 2}, {3, 1}, {2, 3}, {4, 3}, {1, 5, 1}, {2, 2, 2}, {3, 2, 2}, {2, 3, 2, 2}};
 
 TEST(ObjectiveTest, FullEvaluationMatchesTheDefinition) {
   SplitMix64 rng(7);
@@ -151,7 +152,8 @@ TEST(ObjectiveTest, FullEvaluationMatchesTheDefinition) {
     for (const ObjectiveSpec& s : kAllSpecs) {
       const DenseCosts c = random_costs(g.size(), rng, false);
       const Labelling l = random_labelling(g.size(), rng);
-      expect_near(evaluate(c, g, l, s).value, reference(c, g, l, s), g.to_string() + " " + s.name());
+      expect_near(evaluate(c, g, l, s).value, reference(c, g, l, s),
+                  g.to_string() + " " + s.name());
     }
   }
 }
@@ -180,7 +182,8 @@ TEST(IncrementalObjectiveTest, MovesMatchFullRecomputation) {
             Labelling moved = inc.labelling();
             moved.cycle_positions(a, x, y);
             const ObjectiveValue want = reference(c, g, moved, s);
-            expect_near(inc.value_after_cycle(a, x, y), want, "cycle " + g.to_string() + " " + s.name());
+            expect_near(inc.value_after_cycle(a, x, y), want,
+                        "cycle " + g.to_string() + " " + s.name());
             if (step % 3 == 0) {
               inc.apply_cycle(a, x, y);
               expect_near(inc.value(), want, "applied cycle");
@@ -201,8 +204,10 @@ TEST(IncrementalObjectiveTest, MovesMatchFullRecomputation) {
         const Evaluation e = inc.evaluation();
         const Evaluation full = evaluate(c, g, inc.labelling(), s);
         for (int k = 0; k < g.ndims(); ++k) {
-          EXPECT_NEAR(e.dimensions[k].worst, full.dimensions[k].worst, 1e-9 * (1 + full.dimensions[k].worst));
-          EXPECT_NEAR(e.dimensions[k].mean, full.dimensions[k].mean, 1e-9 * (1 + full.dimensions[k].mean));
+          EXPECT_NEAR(e.dimensions[k].worst, full.dimensions[k].worst,
+                      1e-9 * (1 + full.dimensions[k].worst));
+          EXPECT_NEAR(e.dimensions[k].mean, full.dimensions[k].mean,
+                      1e-9 * (1 + full.dimensions[k].mean));
         }
       }
     }

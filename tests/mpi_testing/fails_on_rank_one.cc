@@ -1,7 +1,7 @@
 // Not a test of rankshape: a binary that must make the MPI test harness
 // fail, used by harness_test.sh to prove failures on one rank are caught.
-#include <mpi.h>
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 TEST(HarnessSelfTest, FailsOnlyOnRankOne) {
   int rank = 0, size = 1;

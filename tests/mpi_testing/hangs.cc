@@ -1,7 +1,7 @@
 // Not a test of rankshape: a binary in which every rank waits for a message
 // nobody sends, used by harness_test.sh to prove hangs end with a message.
-#include <mpi.h>
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 TEST(HarnessSelfTest, EveryRankWaitsForever) {
   int rank = 0, size = 1, value = 0;

@@ -7,8 +7,8 @@
 // longer than RANKSHAPE_MPI_TEST_TIMEOUT seconds (default 120) with a
 // message naming the test and the rank, instead of hanging until Bazel kills
 // the whole run without a word.
-#include <mpi.h>
 #include <gtest/gtest.h>
+#include <mpi.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -50,8 +50,8 @@ class CollectiveOutcome : public ::testing::EmptyTestEventListener {
     }
     if (ranks.empty()) return;
     if (world_rank == 0) {
-      std::fprintf(stderr, "[  MPI     ] %s.%s failed on rank(s) %s of %d\n", info.test_suite_name(),
-                   info.name(), ranks.c_str(), world_size);
+      std::fprintf(stderr, "[  MPI     ] %s.%s failed on rank(s) %s of %d\n",
+                   info.test_suite_name(), info.name(), ranks.c_str(), world_size);
       std::fflush(stderr);
     }
     // A test that failed elsewhere fails here too, so every rank's exit code

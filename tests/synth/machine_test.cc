@@ -75,7 +75,8 @@ TEST(SyntheticMachineTest, RandomIsAScrambleAndDeterministic) {
   m.seed = 43;
   const SyntheticMachine c = generate_machine(m);
   int same = 0;
-  for (int r = 0; r < 128; ++r) same += c.costs.location(OldRank(r)).node == a.costs.location(OldRank(r)).node;
+  for (int r = 0; r < 128; ++r)
+    same += c.costs.location(OldRank(r)).node == a.costs.location(OldRank(r)).node;
   EXPECT_LT(same, 64);
 }
 
@@ -90,7 +91,8 @@ TEST(SyntheticMachineTest, NoiseStaysWithinItsBoundsAndKeepsLevelsApart) {
     for (int b = 0; b < s.costs.size(); ++b) {
       if (a == b) continue;
       const RankLocation la = s.costs.location(OldRank(a)), lb = s.costs.location(OldRank(b));
-      const double base = la.node == lb.node ? 1 : (s.costs.rack_of(la.node) == s.costs.rack_of(lb.node) ? 10 : 40);
+      const double base =
+          la.node == lb.node ? 1 : (s.costs.rack_of(la.node) == s.costs.rack_of(lb.node) ? 10 : 40);
       const double c = s.costs.cost(OldRank(a), OldRank(b));
       EXPECT_GE(c, base * 0.9 - 1e-6);
       EXPECT_LE(c, base * 1.1 + 1e-6);

@@ -1,0 +1,74 @@
+#!/bin/bash
+# The command-line tools end to end: good input works, bad input gives a
+# clear message and a non-zero exit, and nothing half-written is left.
+#   cli_test.sh SYNTH EVALUATE
+set -u
+synth=$1 evaluate=$2
+dir=$TEST_TMPDIR
+failures=0
+
+check() {  # check DESCRIPTION EXPECTED_EXIT PATTERN COMMAND...
+  local what=$1 want=$2 pattern=$3
+  shift 3
+  "$@" >"$dir/stdout" 2>"$dir/stderr"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL: $what: exit $got, expected $want" >&2
+    cat "$dir/stderr" >&2
+    failures=$((failures + 1))
+  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$dir/stdout" "$dir/stderr"; then
+    echo "FAIL: $what: output lacks '$pattern'" >&2
+    cat "$dir/stdout" "$dir/stderr" >&2
+    failures=$((failures + 1))
+  else
+    echo "ok: $what"
+  fi
+}
+
+check "synth writes a scrambled machine" 0 "64 ranks" \
+  "$synth" --racks 2 --nodes 2 --sockets 2 --cores 8 --order random --seed 5 \
+  --costs "$dir/m.costs" --placement "$dir/m.placement" --planted "$dir/m.planted"
+check "evaluate compares identity with the planted labelling" 0 "better than identity" \
+  "$evaluate" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/m.planted" --json "$dir/e.json"
+check "the JSON report has both labellings" 0 '"name": "identity"' cat "$dir/e.json"
+check "the JSON report names the objective" 0 '"objective": "sum-max:pairs"' cat "$dir/e.json"
+check "synth writes dense costs" 0 "" \
+  "$synth" --nodes 2 --cores 3 --format dense --costs "$dir/d.costs"
+check "evaluate reads dense costs" 0 "identity: objective" \
+  "$evaluate" --costs "$dir/d.costs" --grid 2x3
+
+check "grid size mismatch" 1 "grid 4x4 has 16 positions but" \
+  "$evaluate" --costs "$dir/m.costs" --grid 4x4
+check "bad grid" 1 "grid '4xq'" "$evaluate" --costs "$dir/m.costs" --grid 4xq
+check "unknown objective" 1 "unknown objective 'slowest'" \
+  "$evaluate" --costs "$dir/m.costs" --grid 4x16 --objective slowest
+printf '0 1\n1 nan\n' >"$dir/nan.costs"
+check "NaN in a dense file" 1 "nan.costs:2:3: value is NaN" \
+  "$evaluate" --costs "$dir/nan.costs" --grid 2
+printf '0 1 2\n1 0\n' >"$dir/ragged.costs"
+check "ragged dense file" 1 "ragged.costs:2: row 1 has 2 values" \
+  "$evaluate" --costs "$dir/ragged.costs" --grid 3
+printf '0 2\n1 0\n' >"$dir/asym.costs"
+check "asymmetric matrix is symmetrised with a warning" 0 "warning: $dir/asym.costs: matrix is not symmetric" \
+  "$evaluate" --costs "$dir/asym.costs" --grid 2
+printf '0\n1\n' >"$dir/short.perm"
+check "labelling of the wrong size" 1 "labelling has 2 ranks, expected 64" \
+  "$evaluate" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/short.perm"
+check "missing cost file" 1 "cannot open" "$evaluate" --costs "$dir/none.costs" --grid 2
+check "usage error exits 2" 2 "" "$synth" --cores 0 --costs "$dir/x.costs"
+check "missing required option exits 2" 2 "--costs is required" "$synth"
+
+check "output into a missing directory fails" 1 "cannot write $dir/no/such/e.json" \
+  "$evaluate" --costs "$dir/m.costs" --grid 4x16 --json "$dir/no/such/e.json"
+if [ -e "$dir/no" ]; then
+  echo "FAIL: a failed write left something behind" >&2
+  failures=$((failures + 1))
+fi
+leftovers=$(find "$dir" -name '*.tmp.*' | wc -l)
+if [ "$leftovers" -ne 0 ]; then
+  echo "FAIL: $leftovers temporary files left behind" >&2
+  failures=$((failures + 1))
+fi
+
+[ "$failures" -eq 0 ] && echo "all command-line checks passed"
+exit $((failures > 0))
