@@ -163,15 +163,22 @@ TEST(StructuredFormatTest, RejectsBadInputWithLocation) {
                      "negative");
 }
 
+// read(name, text, p) writes text to a scratch file and returns a call of
+// reader on it expecting p ranks.
+template <class Reader>
+auto reading_with(Reader reader) {
+  return [reader](const std::string& name, const std::string& text, int p) {
+    const std::string file = write_scratch(name, text);
+    return [reader, file, p] { reader(file, p); };
+  };
+}
+
 TEST(LabellingFormatTest, RoundTripsAndValidates) {
   std::vector<OldRank> perm = {OldRank(2), OldRank(0), OldRank(1)};
   const std::string path = scratch_path("perm.txt");
   write_labelling(path, Labelling(perm));
   EXPECT_EQ(read_labelling(path, 3), Labelling(perm));
-  const auto read = [](const std::string& name, const std::string& text, int p) {
-    const std::string file = write_scratch(name, text);
-    return [file, p] { read_labelling(file, p); };
-  };
+  const auto read = reading_with(read_labelling);
   expect_input_error(read("l1", "0\n1\n1\n", 0), "l1:3:1", "old rank 1 already placed on line 2");
   expect_input_error(read("l2", "0\n3\n1\n", 0), "l2:2:1", "outside [0, 3)");
   expect_input_error(read("l3", "0\n1\n", 3), "l3", "labelling has 2 ranks, expected 3");
@@ -190,10 +197,7 @@ TEST(PlacementFormatTest, RoundTripsAndValidates) {
   EXPECT_EQ(back.hosts(), (std::vector<std::string>{"nodeA", "nodeB"}));
   // Lines may come in any order.
   EXPECT_EQ(read_placement(write_scratch("p0", "1 b 0\n0 a 3\n")).of(OldRank(0)).core, 3);
-  const auto read = [](const std::string& name, const std::string& text, int p) {
-    const std::string file = write_scratch(name, text);
-    return [file, p] { read_placement(file, p); };
-  };
+  const auto read = reading_with(read_placement);
   expect_input_error(read("p1", "0 a 0\n0 b 1\n", 0), "p1:2:1", "rank 0 already placed on line 1");
   expect_input_error(read("p2", "0 a 0\n2 b 1\n", 0), "p2", "rank 1 is missing");
   expect_input_error(read("p3", "0 a\n", 0), "p3:1", "expected 'rank host core'");
