@@ -56,6 +56,23 @@ class FdBuf : public std::streambuf {
   int error_ = 0;
 };
 
+// The umask can only be read by setting it; do that once, before any
+// thread of ours could race on it.
+mode_t process_umask() {
+  static const mode_t mask = [] {
+    const mode_t m = ::umask(0);
+    ::umask(m);
+    return m;
+  }();
+  return mask;
+}
+
+std::string directory_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 }  // namespace
 
 void write_file_atomically(const std::string& path,
@@ -63,12 +80,10 @@ void write_file_atomically(const std::string& path,
   std::string temp = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) fail(path, "cannot create a temporary file beside it", errno);
-  // mkstemp creates 0600; outputs are ordinary files, readable like others.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
   bool closed = false;
   try {
+    // mkstemp creates 0600; outputs are ordinary files, readable like others.
+    if (::fchmod(fd, 0666 & ~process_umask()) != 0) fail(path, "chmod failed", errno);
     FdBuf buf(fd);
     std::ostream out(&buf);
     write(out);
@@ -88,6 +103,12 @@ void write_file_atomically(const std::string& path,
     const int err = errno;
     ::unlink(temp.c_str());
     fail(path, "rename failed", err);
+  }
+  // Make the rename itself durable.
+  const int dir = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
   }
 }
 

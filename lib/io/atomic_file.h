@@ -11,9 +11,10 @@
 namespace rankshape {
 
 /// Calls write(out) on a temporary file and renames it to path. On any
-/// failure (the callback throws, the disk is full, the directory is
-/// read-only) the temporary file is removed, path is untouched, and
-/// std::runtime_error names path and the reason.
+/// failure the temporary file is removed and path is untouched. A failure
+/// to write (full disk, read-only directory) throws std::runtime_error
+/// naming path and the reason; an exception from write propagates as is.
+/// A symbolic link at path is replaced, not followed.
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write);
 

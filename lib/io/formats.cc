@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +17,8 @@ namespace rankshape {
 namespace {
 
 constexpr const char* kStructuredMagic = "rankshape-structured";
+// Values reserved ahead of reading a matrix (8 MiB of doubles).
+constexpr std::size_t kReserveLimit = std::size_t{1} << 20;
 
 // Rethrows a model validation error as an error about the whole file.
 template <class F>
@@ -30,7 +34,8 @@ auto validated(const std::string& path, F&& make) {
 template <class T>
 std::vector<T> read_square(TextReader& reader, int n, const std::string& what) {
   std::vector<T> m;
-  m.reserve(static_cast<std::size_t>(n) * n);
+  // The header's count is not trusted for memory: grow with what is read.
+  m.reserve(std::min<std::size_t>(static_cast<std::size_t>(n) * n, kReserveLimit));
   TextLine line;
   for (int row = 0; row < n; ++row) {
     if (!reader.next(line)) {
@@ -47,6 +52,9 @@ std::vector<T> read_square(TextReader& reader, int n, const std::string& what) {
     for (const Token& t : line.tokens) {
       const double v = reader.to_double(line, t);
       if (v < 0) reader.fail(line, &t, what + " entry " + t.text + " is negative");
+      if (v > static_cast<double>(std::numeric_limits<T>::max())) {
+        reader.fail(line, &t, what + " entry " + t.text + " is too large");
+      }
       m.push_back(static_cast<T>(v));
     }
   }
@@ -97,7 +105,10 @@ DenseCosts read_dense_costs(const std::string& path, Warnings* warnings) {
                         std::to_string(DenseCosts::kMaxRanks) +
                         " ranks; use the structured form (rankshape-structured) instead");
       }
-      m.reserve(static_cast<std::size_t>(p) * p);
+      // Every value takes at least two bytes of text: reserve only what the
+      // file can hold, so a long first line cannot claim gigabytes.
+      const std::size_t readable = std::filesystem::file_size(path) / 2;
+      m.reserve(std::min(static_cast<std::size_t>(p) * p, readable));
     } else if (n != p) {
       reader.fail(line, nullptr,
                   "row " + std::to_string(rows) + " has " + std::to_string(n) +
@@ -176,6 +187,13 @@ StructuredCosts read_structured_costs(const std::string& path) {
   while (reader.next(line)) {
     const Token& key = line.tokens[0];
     if (!seen.insert(key.text).second) reader.fail(line, &key, "'" + key.text + "' given twice");
+    // Section keywords stand alone on their line; their data follows.
+    const auto no_argument = [&] {
+      if (line.tokens.size() != 1) {
+        reader.fail(line, &line.tokens[1],
+                    "'" + key.text + "' takes no value on its line; its rows follow");
+      }
+    };
     const auto count_arg = [&](std::int64_t min) {
       if (line.tokens.size() != 2) reader.fail(line, &key, "'" + key.text + "' takes one number");
       return static_cast<int>(reader.to_int(line, line.tokens[1], min, kMaxCount));
@@ -188,18 +206,27 @@ StructuredCosts read_structured_costs(const std::string& path) {
       racks = count_arg(1);
     } else if (key.text == "ranks") {
       ranks = count_arg(1);
+      if (*ranks > kMaxStructuredRanks) {
+        reader.fail(line, &line.tokens[1],
+                    "at most " + std::to_string(kMaxStructuredRanks) +
+                        " ranks are supported in a structured file");
+      }
     } else if (key.text == "core-costs") {
+      no_argument();
       spec.core_costs =
           read_square<double>(reader, need(cores, "cores-per-node", "core-costs"), "core-costs");
     } else if (key.text == "node-costs") {
+      no_argument();
       spec.node_costs =
           read_square<float>(reader, need(nodes, "nodes", "node-costs"), "node-costs");
     } else if (key.text == "rack-costs") {
-      spec.rack_costs =
-          read_square<double>(reader, need(racks, "racks", "rack-costs"), "rack-costs");
+      no_argument();
+      // Without a 'racks' line the machine is one rack.
+      spec.rack_costs = read_square<double>(reader, racks.value_or(1), "rack-costs");
     } else if (key.text == "node-racks") {
+      no_argument();
       const int n = need(nodes, "nodes", "node-racks");
-      const int r = need(racks, "racks", "node-racks");
+      const int r = racks.value_or(1);
       TextLine values;
       while (static_cast<int>(spec.node_rack.size()) < n) {
         if (!reader.next(values)) {
@@ -264,9 +291,6 @@ StructuredCosts read_structured_costs(const std::string& path) {
   }
   if (!seen.count("node-costs") && !seen.count("rack-costs")) {
     throw InputError(path, 0, 0, "missing 'node-costs' or 'rack-costs': no inter-node costs");
-  }
-  if (seen.count("node-racks") && !seen.count("racks")) {
-    throw InputError(path, 0, 0, "'node-racks' needs 'racks'");
   }
   spec.cores_per_node = *cores;
   spec.nodes = *nodes;

@@ -27,6 +27,9 @@ using Warnings = std::vector<std::string>;
 /// of D(a,b) and D(b,a) and a warning; a non-zero diagonal is zeroed with a
 /// warning (a rank never pays to talk to itself).
 DenseCosts read_dense_costs(const std::string& path, Warnings* warnings = nullptr);
+/// Largest rank count a structured file may declare (its locations take
+/// 8 bytes per rank: 128 MiB at this limit).
+constexpr int kMaxStructuredRanks = 1 << 24;
 StructuredCosts read_structured_costs(const std::string& path);
 /// Reads either form, telling them apart by the "rankshape-structured" header.
 std::unique_ptr<Costs> read_costs(const std::string& path, Warnings* warnings = nullptr);

@@ -60,10 +60,10 @@ StructuredCosts::StructuredCosts(StructuredSpec spec) : spec_(std::move(spec)) {
   if (s.racks < 1) fail("the machine needs at least one rack");
   if (s.ranks.empty()) fail("the machine has no ranks placed on it");
   if (s.ranks.size() > static_cast<std::size_t>(INT32_MAX)) fail("too many ranks");
-  check_square_matrix("core_costs", s.core_costs, s.cores_per_node, /*zero_diagonal=*/false);
+  check_square_matrix("core-costs", s.core_costs, s.cores_per_node, /*zero_diagonal=*/false);
   if (!s.node_rack.empty()) {
     if (s.node_rack.size() != static_cast<std::size_t>(s.nodes)) {
-      fail("node_rack lists " + std::to_string(s.node_rack.size()) + " nodes, expected " +
+      fail("node-racks lists " + std::to_string(s.node_rack.size()) + " nodes, expected " +
            std::to_string(s.nodes));
     }
     for (std::size_t n = 0; n < s.node_rack.size(); ++n) {
@@ -74,12 +74,12 @@ StructuredCosts::StructuredCosts(StructuredSpec spec) : spec_(std::move(spec)) {
     }
   }
   if (s.node_costs.empty()) {
-    if (s.rack_costs.empty()) fail("the machine needs node_costs or rack_costs");
-    check_square_matrix("rack_costs", s.rack_costs, s.racks, /*zero_diagonal=*/false);
+    if (s.rack_costs.empty()) fail("the machine needs node-costs or rack-costs");
+    check_square_matrix("rack-costs", s.rack_costs, s.racks, /*zero_diagonal=*/false);
   } else {
-    check_square_matrix("node_costs", s.node_costs, s.nodes, /*zero_diagonal=*/false);
+    check_square_matrix("node-costs", s.node_costs, s.nodes, /*zero_diagonal=*/false);
     if (!s.rack_costs.empty()) {
-      check_square_matrix("rack_costs", s.rack_costs, s.racks, /*zero_diagonal=*/false);
+      check_square_matrix("rack-costs", s.rack_costs, s.racks, /*zero_diagonal=*/false);
     }
   }
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {

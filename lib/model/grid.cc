@@ -85,23 +85,6 @@ std::string Grid::to_string() const {
 
 namespace {
 
-// All ordered ways to write p as a product of `left` factors.
-void factorisations(int p, int left, std::vector<int>& current,
-                    std::vector<std::vector<int>>& out) {
-  if (left == 1) {
-    current.push_back(p);
-    out.push_back(current);
-    current.pop_back();
-    return;
-  }
-  for (int f = 1; f <= p; ++f) {
-    if (p % f != 0) continue;
-    current.push_back(f);
-    factorisations(p / f, left - 1, current, out);
-    current.pop_back();
-  }
-}
-
 int dims_fitting_in_node(const std::vector<int>& dims, int node_size) {
   if (node_size <= 0) return 0;
   int fitting = 0;
@@ -114,27 +97,79 @@ int dims_fitting_in_node(const std::vector<int>& dims, int node_size) {
   return fitting;
 }
 
+// Walks the factorisations of p into ndims factors without storing them,
+// keeping the best. Without a node size only non-increasing tuples are
+// visited (the answer is one of them), which keeps the search small.
+class DimsSearch {
+ public:
+  // max_dim bounds every factor (elongated shapes are never worth it).
+  DimsSearch(int p, int ndims, int node_size, int max_dim)
+      : ndims_(ndims), node_size_(node_size), max_dim_(max_dim) {
+    for (int f = 1; f <= p / f; ++f) {
+      if (p % f != 0) continue;
+      divisors_.push_back(f);
+      if (f != p / f) divisors_.push_back(p / f);
+    }
+    std::sort(divisors_.begin(), divisors_.end());
+    current_.reserve(ndims);
+    visit(p, p);
+  }
+  const std::vector<int>& best() const { return best_; }
+
+ private:
+  void visit(int left, int bound) {
+    if (static_cast<int>(current_.size()) == ndims_ - 1) {
+      if ((node_size_ <= 0 && left > bound) || left > max_dim_) return;
+      current_.push_back(left);
+      consider();
+      current_.pop_back();
+      return;
+    }
+    for (int f : divisors_) {
+      if (f > left || f > max_dim_) break;
+      if (left % f != 0 || (node_size_ <= 0 && f > bound)) continue;
+      current_.push_back(f);
+      visit(left / f, f);
+      current_.pop_back();
+    }
+  }
+
+  // Best = most dimensions inside a node, then smallest spread (max - min),
+  // then non-increasing order (as MPI_Dims_create), then lexicographically
+  // largest, so that the answer is deterministic.
+  void consider() {
+    const auto [lo, hi] = std::minmax_element(current_.begin(), current_.end());
+    const auto key = std::make_tuple(-dims_fitting_in_node(current_, node_size_), *hi - *lo,
+                                     !std::is_sorted(current_.rbegin(), current_.rend()));
+    if (best_.empty() || key < best_key_ || (key == best_key_ && current_ > best_)) {
+      best_ = current_;
+      best_key_ = key;
+    }
+  }
+
+  int ndims_;
+  int node_size_;
+  int max_dim_;
+  std::vector<int> divisors_;
+  std::vector<int> current_;
+  std::vector<int> best_;
+  std::tuple<int, int, bool> best_key_;
+};
+
 }  // namespace
 
 std::vector<int> choose_dims(int p, int ndims, int node_size) {
   if (p < 1) throw std::invalid_argument("choose_dims: p must be at least 1");
-  if (ndims < 1) throw std::invalid_argument("choose_dims: ndims must be at least 1");
-  std::vector<std::vector<int>> all;
-  std::vector<int> current;
-  factorisations(p, ndims, current, all);
-  // Best = most dimensions inside a node, then smallest spread (max - min),
-  // then the order MPI_Dims_create uses (non-increasing).
-  const auto key = [&](const std::vector<int>& d) {
-    const auto [lo, hi] = std::minmax_element(d.begin(), d.end());
-    const bool non_increasing = std::is_sorted(d.rbegin(), d.rend());
-    return std::make_tuple(-dims_fitting_in_node(d, node_size), *hi - *lo, !non_increasing);
-  };
-  return *std::min_element(all.begin(), all.end(), [&](const auto& a, const auto& b) {
-    const auto ka = key(a);
-    const auto kb = key(b);
-    if (ka != kb) return ka < kb;
-    return a > b;  // deterministic: lexicographically largest first
-  });
+  if (ndims < 1 || ndims > kMaxChooseDims) {
+    throw std::invalid_argument("choose_dims: ndims must be in [1, " +
+                                std::to_string(kMaxChooseDims) + "]");
+  }
+  const std::vector<int> balanced = DimsSearch(p, ndims, 0, p).best();
+  if (node_size <= 0) return balanced;
+  // Fitting fibres into nodes may stretch the shape, but at most to twice
+  // the balanced shape's largest dimension.
+  const int max_dim = balanced[0] > p / 2 ? p : 2 * balanced[0];
+  return DimsSearch(p, ndims, node_size, max_dim).best();
 }
 
 }  // namespace rankshape

@@ -64,8 +64,10 @@ class Grid {
 /// MPI_Dims_create: as balanced as possible, larger dimensions first.
 /// With node_size > 0 it first maximises the number of dimensions whose
 /// fibres fit inside a node under block placement (trailing dimensions whose
-/// product divides node_size), then balances. Throws std::invalid_argument
-/// for p < 1 or ndims < 1.
+/// product divides node_size), then balances, among shapes whose largest
+/// dimension is at most twice that of the balanced shape. Throws std::invalid_argument
+/// for p < 1 or ndims outside [1, kMaxChooseDims].
+constexpr int kMaxChooseDims = 8;
 std::vector<int> choose_dims(int p, int ndims, int node_size = 0);
 
 }  // namespace rankshape

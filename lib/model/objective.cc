@@ -312,12 +312,23 @@ void IncrementalObjective::apply(const Move& move) {
   value_ = combine(dim_max, total_);
 }
 
+void IncrementalObjective::check_positions(std::initializer_list<NewRank> positions) const {
+  for (const NewRank n : positions) {
+    if (n.value() < 0 || n.value() >= grid_.size()) {
+      throw std::out_of_range("position " + std::to_string(n.value()) + " outside grid " +
+                              grid_.to_string());
+    }
+  }
+}
+
 ObjectiveValue IncrementalObjective::value_after_swap(NewRank a, NewRank b) const {
+  check_positions({a, b});
   if (a == b) return value_;
   return value_after(swap_move(a, b));
 }
 
 ObjectiveValue IncrementalObjective::value_after_cycle(NewRank a, NewRank b, NewRank c) const {
+  check_positions({a, b, c});
   if (a == b || b == c || a == c) {
     throw std::invalid_argument("a 3-cycle needs three distinct positions");
   }
@@ -325,10 +336,12 @@ ObjectiveValue IncrementalObjective::value_after_cycle(NewRank a, NewRank b, New
 }
 
 void IncrementalObjective::apply_swap(NewRank a, NewRank b) {
+  check_positions({a, b});
   if (a != b) apply(swap_move(a, b));
 }
 
 void IncrementalObjective::apply_cycle(NewRank a, NewRank b, NewRank c) {
+  check_positions({a, b, c});
   if (a == b || b == c || a == c) {
     throw std::invalid_argument("a 3-cycle needs three distinct positions");
   }

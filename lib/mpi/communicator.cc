@@ -11,16 +11,22 @@ Communicator::Communicator(MPI_Comm comm, Ownership ownership)
   if (comm == MPI_COMM_NULL) {
     throw std::invalid_argument("rankshape needs a communicator, got MPI_COMM_NULL");
   }
-  int inter = 0;
-  check(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
-  if (inter) {
-    throw std::invalid_argument(
-        "rankshape works on intra-communicators; got an inter-communicator");
-  }
-  check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
-  check(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
-  if (ownership == Ownership::kTake) {
-    check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  try {
+    int inter = 0;
+    check(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+    if (inter) {
+      throw std::invalid_argument(
+          "rankshape works on intra-communicators; got an inter-communicator");
+    }
+    check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
+    if (ownership == Ownership::kTake) {
+      check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    }
+  } catch (...) {
+    // The destructor will not run: release what we were given to own.
+    release();
+    throw;
   }
 }
 

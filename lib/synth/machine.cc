@@ -60,7 +60,12 @@ SyntheticMachine generate_machine(const MachineSpec& m) {
   check(m.noise >= 0 && m.noise < 1, "noise must be in [0, 1)");
   const std::int64_t cores64 = static_cast<std::int64_t>(m.sockets_per_node) * m.cores_per_socket;
   const std::int64_t nodes64 = static_cast<std::int64_t>(m.racks) * m.nodes_per_rack;
-  check(cores64 * nodes64 <= INT32_MAX, "the machine has more than 2^31-1 cores");
+  check(cores64 <= kMaxCoresPerNode,
+        "at most " + std::to_string(kMaxCoresPerNode) + " cores per node are supported");
+  check(nodes64 <= INT32_MAX / cores64, "the machine has more than 2^31-1 cores");
+  check(m.noise == 0 || nodes64 <= kMaxNoisyNodes,
+        "noise needs a full node-to-node matrix; at most " + std::to_string(kMaxNoisyNodes) +
+            " nodes are supported with noise");
   const int cores = static_cast<int>(cores64);
   const int nodes = static_cast<int>(nodes64);
   const int p = cores * nodes;

@@ -128,6 +128,17 @@ TEST(StructuredFormatTest, ReadsAndRoundTrips) {
   }
 }
 
+TEST(StructuredFormatTest, OneRackWhenRacksAreNotGiven) {
+  const std::string path = write_scratch("one_rack.txt",
+                                         "rankshape-structured 1\n"
+                                         "cores-per-node 1\nnodes 3\nranks 3\n"
+                                         "core-costs\n0\nrack-costs\n5\n"
+                                         "rank-locations block\n");
+  const StructuredCosts c = read_structured_costs(path);
+  EXPECT_EQ(c.spec().racks, 1);
+  EXPECT_EQ(c.cost(OldRank(0), OldRank(2)), 5);
+}
+
 TEST(StructuredFormatTest, RejectsBadInputWithLocation) {
   const auto read = [](const std::string& name, std::string text) {
     const std::string path = write_scratch(name, text);
@@ -159,6 +170,17 @@ TEST(StructuredFormatTest, RejectsBadInputWithLocation) {
   std::string no_racks = s;
   no_racks.erase(no_racks.find("rack-costs"), std::string("rack-costs\n10 40\n40 10\n").size());
   expect_input_error(read("s11", no_racks), "s11", "missing 'node-costs' or 'rack-costs'");
+  expect_input_error(read("s13", replaced("ranks 8", "ranks 2000000000")), "s13:6:7",
+                     "at most 16777216 ranks");
+  expect_input_error(
+      read("s14", replaced("rank-locations list", "rank-locations block\nranks-extra")), "s14",
+      "unknown keyword 'ranks-extra'");
+  expect_input_error(read("s15", replaced("core-costs", "core-costs 7")), "s15:7:12",
+                     "takes no value on its line");
+  // Node costs are stored as float: larger values are refused where they are.
+  expect_input_error(read("s16", replaced("rack-costs\n10 40\n40 10\n",
+                                          "node-costs\n0 1 1 1\n1 0 1 1\n1 1 0 1\n1 1 4e39 0\n")),
+                     "s16:17:5", "node-costs entry 4e39 is too large");
   expect_input_error(read("s12", replaced("0 1\n1 0\nnode", "0 -1\n-1 0\nnode")), "s12:8:3",
                      "negative");
 }

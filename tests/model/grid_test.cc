@@ -83,6 +83,16 @@ TEST(ChooseDimsTest, BalancedLikeMpiDimsCreate) {
   EXPECT_EQ(choose_dims(12, 1), (std::vector<int>{12}));
   EXPECT_THROW(choose_dims(0, 2), std::invalid_argument);
   EXPECT_THROW(choose_dims(4, 0), std::invalid_argument);
+  EXPECT_THROW(choose_dims(4, kMaxChooseDims + 1), std::invalid_argument);
+  // Large and prime p, and many dimensions, finish and stay exact.
+  EXPECT_EQ(choose_dims(2147483647, 2), (std::vector<int>{2147483647, 1}));
+  EXPECT_EQ(choose_dims(1 << 20, 8), (std::vector<int>{8, 8, 8, 8, 4, 4, 4, 4}));
+  // Three dimensions inside nodes of 64 would take 16384x4x4x4: too
+  // elongated; the balanced shape stays.
+  EXPECT_EQ(choose_dims(1 << 20, 4, 64), (std::vector<int>{32, 32, 32, 32}));
+  // 4096 ranks on nodes of 64: two dimensions inside a node would need the
+  // first at 4096/64 = 64 > 2 x 16, so only one fits and balance decides.
+  EXPECT_EQ(choose_dims(4096, 3, 64), (std::vector<int>{16, 16, 16}));
 }
 
 TEST(ChooseDimsTest, PrefersFibresInsideNodes) {

@@ -220,6 +220,8 @@ TEST(IncrementalObjectiveTest, RejectsDegenerateCycles) {
   IncrementalObjective inc(c, Grid({2, 2}), Labelling::identity(4), ObjectiveSpec{});
   EXPECT_THROW(inc.value_after_cycle(NewRank(0), NewRank(0), NewRank(1)), std::invalid_argument);
   EXPECT_EQ(inc.value_after_swap(NewRank(2), NewRank(2)).primary, inc.value().primary);
+  EXPECT_THROW(inc.value_after_swap(NewRank(0), NewRank(4)), std::out_of_range);
+  EXPECT_THROW(inc.apply_cycle(NewRank(-1), NewRank(1), NewRank(2)), std::out_of_range);
 }
 
 TEST(IncrementalObjectiveTest, WorksOnStructuredCosts) {

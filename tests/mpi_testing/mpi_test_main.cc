@@ -23,6 +23,9 @@
 
 namespace {
 
+// Distinct from timeout(1)'s 124 so the launcher can tell who stopped the run.
+constexpr int kWatchdogExit = 86;
+
 int world_rank = 0;
 int world_size = 1;
 
@@ -100,7 +103,7 @@ class Watchdog : public ::testing::EmptyTestEventListener {
                      "rank waiting in a collective or receive that its peers never reached)\n",
                      world_rank, current_.c_str(), elapsed);
         std::fflush(stderr);
-        _exit(124);
+        _exit(kWatchdogExit);
       }
     }
   }
@@ -130,14 +133,16 @@ int main(int argc, char** argv) {
     delete listeners.Release(listeners.default_result_printer());
     listeners.Append(new RankFailurePrinter);
   }
-  listeners.Append(new CollectiveOutcome);
   // SMPI runs ranks as simulated actors in one process: a real thread
   // watching wall-clock time does not fit there; the launcher's timeout does.
+  // The watchdog goes first: GoogleTest calls OnTestEnd in reverse order, so
+  // it keeps watching while CollectiveOutcome gathers the outcome.
   const char* launcher = std::getenv("RANKSHAPE_MPI_LAUNCHER");
   if (!(launcher && std::string(launcher) == "smpi")) {
     const char* limit = std::getenv("RANKSHAPE_MPI_TEST_TIMEOUT");
     listeners.Append(new Watchdog(limit ? std::atof(limit) : 120.0));
   }
+  listeners.Append(new CollectiveOutcome);
   const int local = RUN_ALL_TESTS();
   int global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -116,6 +116,15 @@ TEST(SyntheticMachineTest, RejectsBadSpecs) {
   m.racks = 65536;
   m.nodes_per_rack = 65536;
   EXPECT_THROW(generate_machine(m), std::invalid_argument);
+  m = header_example();
+  m.racks = 1 << 20;
+  m.nodes_per_rack = 1 << 20;
+  m.cores_per_socket = 1 << 20;
+  EXPECT_THROW(generate_machine(m), std::invalid_argument);  // no overflow
+  m = header_example();
+  m.nodes_per_rack = 20000;
+  m.noise = 0.1;
+  EXPECT_THROW(generate_machine(m), std::invalid_argument);  // node matrix too big
   EXPECT_EQ(parse_rank_order("round-robin"), RankOrder::kRoundRobin);
   EXPECT_THROW(parse_rank_order("spiral"), std::invalid_argument);
 }
