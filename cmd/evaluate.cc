@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd/cli.h"
+#include "cmd/report.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
 #include "lib/model/objective.h"
@@ -58,18 +59,8 @@ int main(int argc, char** argv) {
                                  identity_primary / e.value.primary);
       }
       std::cout << "\n";
-      nlohmann::json dims = nlohmann::json::array();
-      for (int k = 0; k < grid.ndims(); ++k) {
-        const DimensionSummary& d = e.dimensions[k];
-        std::cout << fmt::format("  dimension {} (size {}, {} fibres): worst {:.6g}, mean {:.6g}\n",
-                                 k, grid.dim(k), grid.fibre_count(k), d.worst, d.mean);
-        dims.push_back({{"dimension", k},
-                        {"size", grid.dim(k)},
-                        {"fibres", grid.fibre_count(k)},
-                        {"worst", d.worst},
-                        {"mean", d.mean},
-                        {"worst_fibre", d.worst_fibre}});
-      }
+      cli::print_dimensions(std::cout, grid, e);
+      const nlohmann::json dims = cli::dimensions_json(grid, e);
       report["labellings"].push_back({{"name", name},
                                       {"objective", e.value.primary},
                                       {"total", e.value.total},

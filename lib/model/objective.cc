@@ -24,6 +24,19 @@ void gather_members(const Grid& grid, const Labelling& labelling, int k, int f,
   for (int t = 0; t < grid.dim(k); ++t) out[t] = labelling.old_of(grid.fibre_member(k, f, t));
 }
 
+void check_spec(const ObjectiveSpec& spec, const Grid& grid) {
+  if (spec.dimension_weights.empty()) return;
+  if (static_cast<int>(spec.dimension_weights.size()) != grid.ndims()) {
+    throw std::invalid_argument("objective has " + std::to_string(spec.dimension_weights.size()) +
+                                " dimension weights for a grid of " + std::to_string(grid.ndims()) +
+                                " dimensions");
+  }
+  for (double w : spec.dimension_weights) {
+    if (!(w >= 0) || w > 1e300)
+      throw std::invalid_argument("dimension weights must be finite and >= 0");
+  }
+}
+
 void check_sizes(const Costs& costs, const Grid& grid, const Labelling& labelling) {
   if (costs.size() != grid.size() || labelling.size() != grid.size()) {
     throw std::invalid_argument("size mismatch: costs for " + std::to_string(costs.size()) +
@@ -108,6 +121,7 @@ double fibre_cost(const Costs& costs, const Grid& grid, const Labelling& labelli
 Evaluation evaluate(const Costs& costs, const Grid& grid, const Labelling& labelling,
                     const ObjectiveSpec& spec) {
   check_sizes(costs, grid, labelling);
+  check_spec(spec, grid);
   Evaluation e;
   std::vector<double> dim_max;
   double total = 0;
@@ -117,9 +131,9 @@ Evaluation evaluate(const Costs& costs, const Grid& grid, const Labelling& label
     double sum = 0;
     for (int f = 0; f < grid.fibre_count(k); ++f) {
       gather_members(grid, labelling, k, f, members);
-      const double c = visit_costs(costs, [&](const auto& concrete) {
-        return cost_of_members(concrete, members.data(), grid.dim(k), spec.fibre);
-      });
+      const double c = spec.weight(k) * visit_costs(costs, [&](const auto& concrete) {
+                         return cost_of_members(concrete, members.data(), grid.dim(k), spec.fibre);
+                       });
       sum += c;
       if (f == 0 || c > summary.worst) {
         summary.worst = c;
@@ -139,12 +153,15 @@ IncrementalObjective::IncrementalObjective(const Costs& costs, Grid grid, Labell
                                            ObjectiveSpec spec)
     : costs_(costs), grid_(std::move(grid)), labelling_(std::move(labelling)), spec_(spec) {
   check_sizes(costs_, grid_, labelling_);
+  check_spec(spec_, grid_);
+  scratch_dim_max_.resize(grid_.ndims());
   fibre_costs_.resize(grid_.ndims());
   top_.resize(grid_.ndims());
   for (int k = 0; k < grid_.ndims(); ++k) {
     fibre_costs_[k].resize(grid_.fibre_count(k));
     for (int f = 0; f < grid_.fibre_count(k); ++f) {
-      fibre_costs_[k][f] = rankshape::fibre_cost(costs_, grid_, labelling_, k, f, spec_.fibre);
+      fibre_costs_[k][f] =
+          spec_.weight(k) * rankshape::fibre_cost(costs_, grid_, labelling_, k, f, spec_.fibre);
     }
     rebuild_top(k);
   }
@@ -226,7 +243,7 @@ double IncrementalObjective::moved_fibre_cost(const Move& move, int k, int f) co
           if (move.pos[i] == pos) m[t] = move.arriving[i];
         }
       }
-      return cost_of_members(c, m, q, FibreCost::kMaxPair);
+      return spec_.weight(k) * cost_of_members(c, m, q, FibreCost::kMaxPair);
     }
     // Sum of pairs. A swap or 3-cycle keeps every fibre's size, and with at
     // most three positions at most one rank leaves a fibre and one arrives.
@@ -252,12 +269,12 @@ double IncrementalObjective::moved_fibre_cost(const Move& move, int k, int f) co
       const OldRank member = labelling_.old_of(grid_.fibre_member(k, f, t));
       delta += c.cost(in, member) - c.cost(out, member);
     }
-    return fibre_costs_[k][f] + delta;
+    return fibre_costs_[k][f] + spec_.weight(k) * delta;
   });
 }
 
 ObjectiveValue IncrementalObjective::value_after(const Move& move) const {
-  std::vector<double> dim_max(grid_.ndims());
+  std::vector<double>& dim_max = scratch_dim_max_;  // no allocation per candidate
   double total = total_;
   for (int k = 0; k < grid_.ndims(); ++k) {
     std::array<int, 3> changed{-1, -1, -1};
@@ -303,7 +320,8 @@ void IncrementalObjective::apply(const Move& move) {
   for (int k = 0; k < grid_.ndims(); ++k) {
     for (int i = 0; i < move.n; ++i) {
       const int f = changed[k][i];
-      fibre_costs_[k][f] = rankshape::fibre_cost(costs_, grid_, labelling_, k, f, spec_.fibre);
+      fibre_costs_[k][f] =
+          spec_.weight(k) * rankshape::fibre_cost(costs_, grid_, labelling_, k, f, spec_.fibre);
     }
     rebuild_top(k);
     dim_max[k] = fibre_costs_[k][top_[k][0]];

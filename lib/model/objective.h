@@ -43,6 +43,14 @@ enum class Aggregate {
 struct ObjectiveSpec {
   FibreCost fibre = FibreCost::kSumOfPairs;
   Aggregate aggregate = Aggregate::kSumOfDimensionMax;
+  /// Optional per-dimension factors on fibre costs (empty = all 1). Coarse
+  /// levels of the multilevel search use them: a coarse fibre stands for
+  /// fine fibres carrying b_k^2 times its pair costs.
+  std::vector<double> dimension_weights;
+
+  double weight(int k) const {
+    return dimension_weights.empty() ? 1.0 : dimension_weights[static_cast<std::size_t>(k)];
+  }
 
   /// Parses "sum-max", "thesis-max", "total", optionally followed by
   /// ":pairs" or ":max-pair" (e.g. "thesis-max:max-pair"). Throws
@@ -63,6 +71,16 @@ struct ObjectiveValue {
   }
 };
 
+/// True if candidate is better than current by more than rounding: the
+/// incremental and full values of one labelling may differ in the last
+/// bits, and search must not chase such differences forever.
+inline bool improves(const ObjectiveValue& candidate, const ObjectiveValue& current) {
+  const auto tolerance = [](double x) { return 1e-10 * (x < 0 ? -x : x) + 1e-300; };
+  if (candidate.primary < current.primary - tolerance(current.primary)) return true;
+  if (candidate.primary > current.primary + tolerance(current.primary)) return false;
+  return candidate.total < current.total - tolerance(current.total);
+}
+
 struct DimensionSummary {
   double worst = 0;     // cost of the most expensive fibre
   double mean = 0;      // mean fibre cost
@@ -74,7 +92,7 @@ struct Evaluation {
   std::vector<DimensionSummary> dimensions;
 };
 
-/// Cost of fibre f of dimension k under a labelling.
+/// Cost of fibre f of dimension k under a labelling (unweighted).
 double fibre_cost(const Costs& costs, const Grid& grid, const Labelling& labelling, int k, int f,
                   FibreCost kind);
 
@@ -90,7 +108,8 @@ Evaluation evaluate(const Costs& costs, const Grid& grid, const Labelling& label
 /// moves) and rescans the per-dimension maxima, O(p / q) per dimension.
 /// Values agree with evaluate() up to floating-point rounding (~1e-12
 /// relative). Holds a reference to costs: they must outlive this object.
-/// Positions outside the grid throw std::out_of_range.
+/// Positions outside the grid throw std::out_of_range. Not thread-safe,
+/// even for const calls (they share a work buffer).
 class IncrementalObjective {
  public:
   IncrementalObjective(const Costs& costs, Grid grid, Labelling labelling, ObjectiveSpec spec);
@@ -98,7 +117,12 @@ class IncrementalObjective {
   ObjectiveValue value() const { return value_; }
   const Labelling& labelling() const { return labelling_; }
   const Grid& grid() const { return grid_; }
+  /// Weighted cost of fibre f of dimension k.
   double fibre_cost(int k, int f) const { return fibre_costs_[k][f]; }
+  /// The most expensive fibre of dimension k.
+  int worst_fibre(int k) const { return top_[k][0]; }
+  const ObjectiveSpec& spec() const { return spec_; }
+  const Costs& costs() const { return costs_; }
   Evaluation evaluation() const;
 
   /// Value after exchanging the old ranks at positions a and b (not applied).
@@ -136,6 +160,7 @@ class IncrementalObjective {
   std::vector<std::array<int, kTop>> top_;        // [k]: best fibres, -1 = none
   double total_ = 0;
   ObjectiveValue value_;
+  mutable std::vector<double> scratch_dim_max_;  // value_after's work space
 };
 
 }  // namespace rankshape

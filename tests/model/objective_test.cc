@@ -12,12 +12,12 @@ namespace rankshape {
 namespace {
 
 const ObjectiveSpec kAllSpecs[] = {
-    {FibreCost::kSumOfPairs, Aggregate::kSumOfDimensionMax},
-    {FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres},
-    {FibreCost::kSumOfPairs, Aggregate::kSumOfAllFibres},
-    {FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax},
-    {FibreCost::kMaxPair, Aggregate::kMaxOverAllFibres},
-    {FibreCost::kMaxPair, Aggregate::kSumOfAllFibres},
+    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kSumOfDimensionMax, {}},
+    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres, {}},
+    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kSumOfAllFibres, {}},
+    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax, {}},
+    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kMaxOverAllFibres, {}},
+    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfAllFibres, {}},
 };
 
 DenseCosts two_nodes_of_two() {
@@ -43,11 +43,13 @@ TEST(ObjectiveTest, WorkedExampleFromTheHeader) {
   const Evaluation transposed = evaluate(d, g, from({0, 2, 1, 3}), ObjectiveSpec{});
   EXPECT_EQ(transposed.value.primary, 11);
   // 1-D grid of 4 split as 2x2 the other way: one fibre per node is best.
-  const Evaluation thesis = evaluate(d, g, Labelling::identity(4),
-                                     {FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres});
+  const Evaluation thesis =
+      evaluate(d, g, Labelling::identity(4),
+               ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres, {}});
   EXPECT_EQ(thesis.value.primary, 10);
-  const Evaluation max_pair = evaluate(d, Grid({4}), Labelling::identity(4),
-                                       {FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax});
+  const Evaluation max_pair =
+      evaluate(d, Grid({4}), Labelling::identity(4),
+               ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax, {}});
   EXPECT_EQ(max_pair.value.primary, 10);
   EXPECT_EQ(evaluate(d, Grid({4}), Labelling::identity(4), ObjectiveSpec{}).value.primary, 42);
 }
@@ -68,6 +70,16 @@ TEST(ObjectiveTest, ParsesNames) {
   EXPECT_EQ(ObjectiveSpec::parse("thesis-max").fibre, FibreCost::kSumOfPairs);
   EXPECT_THROW(ObjectiveSpec::parse("fastest"), std::invalid_argument);
   EXPECT_THROW(ObjectiveSpec::parse("sum-max:min"), std::invalid_argument);
+}
+
+TEST(ObjectiveTest, DimensionWeightsScaleFibreCosts) {
+  ObjectiveSpec s;
+  s.dimension_weights = {2, 0.5};
+  const Evaluation e = evaluate(two_nodes_of_two(), Grid({2, 2}), Labelling::identity(4), s);
+  EXPECT_EQ(e.value.primary, 2 * 10 + 0.5 * 1);
+  s.dimension_weights = {1};
+  EXPECT_THROW(evaluate(two_nodes_of_two(), Grid({2, 2}), Labelling::identity(4), s),
+               std::invalid_argument);
 }
 
 TEST(ObjectiveTest, SizeMismatchIsReported) {
@@ -115,6 +127,7 @@ ObjectiveValue reference(const Costs& c, const Grid& g, const Labelling& l,
           fc = s.fibre == FibreCost::kSumOfPairs ? fc + x : std::max(fc, x);
         }
       }
+      fc *= s.weight(k);
       m = std::max(m, fc);
       total += fc;
     }
@@ -170,7 +183,11 @@ TEST(IncrementalObjectiveTest, MovesMatchFullRecomputation) {
     for (const ObjectiveSpec& s : kAllSpecs) {
       for (const bool ties : {false, true}) {
         const DenseCosts c = random_costs(g.size(), rng, ties);
-        IncrementalObjective inc(c, g, random_labelling(g.size(), rng), s);
+        ObjectiveSpec weighted = s;
+        if (ties) {  // half the cases also weight the dimensions unequally
+          for (int k = 0; k < g.ndims(); ++k) weighted.dimension_weights.push_back(1.0 + k * 2.5);
+        }
+        IncrementalObjective inc(c, g, random_labelling(g.size(), rng), weighted);
         for (int step = 0; step < 60; ++step) {
           const NewRank a(static_cast<int>(rng.below(g.size())));
           NewRank b(static_cast<int>(rng.below(g.size())));
@@ -181,7 +198,7 @@ TEST(IncrementalObjectiveTest, MovesMatchFullRecomputation) {
             while (y == a || y == x) y = NewRank(static_cast<int>(rng.below(g.size())));
             Labelling moved = inc.labelling();
             moved.cycle_positions(a, x, y);
-            const ObjectiveValue want = reference(c, g, moved, s);
+            const ObjectiveValue want = reference(c, g, moved, weighted);
             expect_near(inc.value_after_cycle(a, x, y), want,
                         "cycle " + g.to_string() + " " + s.name());
             if (step % 3 == 0) {
@@ -191,7 +208,7 @@ TEST(IncrementalObjectiveTest, MovesMatchFullRecomputation) {
           } else {
             Labelling moved = inc.labelling();
             moved.swap_positions(a, b);
-            const ObjectiveValue want = reference(c, g, moved, s);
+            const ObjectiveValue want = reference(c, g, moved, weighted);
             expect_near(inc.value_after_swap(a, b), want, "swap " + g.to_string() + " " + s.name());
             if (step % 3 == 0) {
               inc.apply_swap(a, b);
@@ -200,9 +217,9 @@ TEST(IncrementalObjectiveTest, MovesMatchFullRecomputation) {
           }
           ++checked;
         }
-        expect_near(inc.value(), reference(c, g, inc.labelling(), s), "final state");
+        expect_near(inc.value(), reference(c, g, inc.labelling(), weighted), "final state");
         const Evaluation e = inc.evaluation();
-        const Evaluation full = evaluate(c, g, inc.labelling(), s);
+        const Evaluation full = evaluate(c, g, inc.labelling(), weighted);
         for (int k = 0; k < g.ndims(); ++k) {
           EXPECT_NEAR(e.dimensions[k].worst, full.dimensions[k].worst,
                       1e-9 * (1 + full.dimensions[k].worst));

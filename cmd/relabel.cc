@@ -1,0 +1,135 @@
+// relabel: finds a labelling of a cartesian grid that puts every fibre on
+// cheap links, writes it (and optionally a JSON report and a rankfile).
+#include "lib/relabel/relabel.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+#include "cmd/cli.h"
+#include "cmd/report.h"
+#include "lib/io/atomic_file.h"
+#include "lib/io/formats.h"
+
+namespace {
+
+std::string algorithm_help() {
+  std::string names;
+  for (const auto& n : rankshape::relabel_algorithms()) names += (names.empty() ? "" : ", ") + n;
+  return "algorithm: " + names +
+         " (auto: exact for p <= 8, else the best of node-aware and multilevel search)";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace rankshape;
+  CLI::App app(
+      "Relabels the ranks of a job so that every fibre of a cartesian grid sits on cheap "
+      "links. Writes the labelling (line i = old rank placed at new rank i).",
+      "relabel");
+  std::string costs_path, grid_text, perm_out, report_out, placement_path, rankfile_out;
+  RelabelOptions options;
+  std::string objective_name = "sum-max";
+  bool quiet = false;
+  app.add_option("--costs", costs_path, "cost file (dense matrix or rankshape-structured)")
+      ->required();
+  app.add_option("--grid", grid_text, "grid, e.g. 16x16x16; its size must equal the rank count")
+      ->required();
+  app.add_option("--perm", perm_out, "labelling file to write")->required();
+  app.add_option("--report", report_out, "JSON report to write");
+  app.add_option("--algorithm", options.algorithm, algorithm_help())->capture_default_str();
+  app.add_option("--seed", options.seed, "random seed (same seed, same labelling)")
+      ->capture_default_str();
+  app.add_option("--time-limit", options.time_limit,
+                 "seconds; the best labelling found by then is written")
+      ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
+  app.add_option("--objective", objective_name,
+                 "sum-max | thesis-max | total, optionally :pairs or :max-pair")
+      ->capture_default_str();
+  app.add_option("--placement", placement_path,
+                 "placement file (rank host core): hosts give node membership to dense costs and "
+                 "are needed for --rankfile");
+  app.add_option("--rankfile", rankfile_out,
+                 "Open MPI rankfile to write (needs --placement): mpirun --rankfile FILE starts "
+                 "rank i where old rank perm[i] ran");
+  app.add_flag("--quiet", quiet, "no summary on stdout");
+  return cli::run(app, argc, argv, [&] {
+    if (!rankfile_out.empty() && placement_path.empty()) {
+      throw std::invalid_argument("--rankfile needs --placement (where each rank runs)");
+    }
+    Warnings warnings;
+    const std::unique_ptr<Costs> costs = read_costs(costs_path, &warnings);
+    for (const std::string& w : warnings) std::cerr << "relabel: warning: " << w << "\n";
+    const Grid grid = Grid::parse(grid_text);
+    if (grid.size() != costs->size()) {
+      throw std::invalid_argument("grid " + grid.to_string() + " has " +
+                                  std::to_string(grid.size()) + " positions but " + costs_path +
+                                  " has " + std::to_string(costs->size()) + " ranks");
+    }
+    options.objective = ObjectiveSpec::parse(objective_name);
+    std::optional<Placement> placement;
+    if (!placement_path.empty()) {
+      placement = read_placement(placement_path, costs->size());
+      if (!dynamic_cast<const StructuredCosts*>(costs.get())) {
+        std::map<std::string, int> host_index;
+        std::vector<int> node_of;
+        for (const HostCore& e : placement->entries()) {
+          node_of.push_back(
+              host_index.emplace(e.host, static_cast<int>(host_index.size())).first->second);
+        }
+        options.levels = {node_of};
+      }
+    }
+    options.progress = [](const std::string& line) { std::cerr << "relabel: " << line << "\n"; };
+    if (quiet) options.progress = nullptr;
+    const RelabelResult r = relabel(*costs, grid, options);
+
+    write_labelling(perm_out, r.labelling);
+    if (!rankfile_out.empty()) {
+      write_file_atomically(rankfile_out, [&](std::ostream& out) {
+        out << "# Open MPI rankfile written by rankshape relabel: mpirun --rankfile FILE ...\n";
+        for (int i = 0; i < grid.size(); ++i) {
+          const HostCore& where = placement->of(r.labelling.old_of(NewRank(i)));
+          out << "rank " << i << "=" << where.host << " slot=" << where.core << "\n";
+        }
+      });
+    }
+    const double before = r.before.value.primary, after = r.after.value.primary;
+    if (!report_out.empty()) {
+      nlohmann::json report = {{"costs", costs_path},
+                               {"p", grid.size()},
+                               {"grid", grid.to_string()},
+                               {"algorithm", options.algorithm},
+                               {"algorithm_run", r.algorithm},
+                               {"seed", options.seed},
+                               {"time_limit", options.time_limit},
+                               {"time_limited", r.time_limited},
+                               {"seconds", r.seconds},
+                               {"evaluations", r.evaluations},
+                               {"objective", options.objective.name()},
+                               {"objective_before", before},
+                               {"objective_after", after},
+                               {"total_before", r.before.value.total},
+                               {"total_after", r.after.value.total},
+                               {"dimensions_before", cli::dimensions_json(grid, r.before)},
+                               {"dimensions_after", cli::dimensions_json(grid, r.after)},
+                               {"warnings", warnings}};
+      write_file_atomically(report_out, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+    }
+    if (!quiet) {
+      std::cout << fmt::format("relabel: p = {}, grid {}, {}\n", grid.size(), grid.to_string(),
+                               r.algorithm);
+      std::cout << fmt::format("  before (identity): {:.6g}\n", before);
+      cli::print_dimensions(std::cout, grid, r.before);
+      std::cout << fmt::format("  after: {:.6g} ({:.3g}x better) in {:.2f} s{}\n", after,
+                               after > 0 ? before / after : 1.0, r.seconds,
+                               r.time_limited ? " (time limit reached)" : "");
+      cli::print_dimensions(std::cout, grid, r.after);
+    }
+  });
+}

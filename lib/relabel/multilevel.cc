@@ -1,0 +1,305 @@
+#include "lib/relabel/multilevel.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "lib/relabel/groups.h"
+
+namespace rankshape {
+namespace {
+
+// At most this many box shapes are tried in full at the top level; lower
+// levels take the best by estimate.
+constexpr std::size_t kTopCandidates = 12;
+// Coarse and inner problems this small are solved exactly (6! = 720
+// labellings); larger ones would cost more than the search they replace.
+constexpr int kExactBelow = 6;
+
+void box_shapes_from(int k, int left, const Grid& grid, std::vector<int>& current,
+                     std::vector<std::vector<int>>& out) {
+  if (k == grid.ndims()) {
+    if (left == 1) out.push_back(current);
+    return;
+  }
+  for (int b = 1; b <= grid.dim(k) && b <= left; ++b) {
+    if (grid.dim(k) % b != 0 || left % b != 0) continue;
+    current.push_back(b);
+    box_shapes_from(k + 1, left / b, grid, current, out);
+    current.pop_back();
+  }
+}
+
+int smallest_prime_factor(int n) {
+  for (int f = 2; f <= n / f; ++f) {
+    if (n % f == 0) return f;
+  }
+  return n;
+}
+
+// A rough cost of a box shape, to rank shapes before solving: every fibre of
+// dimension k holds q_k / b_k groups, b_k members of each; pairs inside a
+// group cost c_in, pairs across groups c_out.
+double box_estimate(const std::vector<int>& b, const Grid& grid, const ObjectiveSpec& spec,
+                    double c_in, double c_out) {
+  double total = 0;
+  for (int k = 0; k < grid.ndims(); ++k) {
+    const double groups = static_cast<double>(grid.dim(k)) / b[k];
+    const double bk = b[k];
+    double fibre;
+    if (spec.fibre == FibreCost::kSumOfPairs) {
+      fibre = groups * bk * (bk - 1) / 2 * c_in + groups * (groups - 1) / 2 * bk * bk * c_out;
+    } else {
+      fibre = groups > 1 ? c_out : (bk > 1 ? c_in : 0);
+    }
+    total += spec.weight(k) * fibre;
+  }
+  return total;
+}
+
+DenseCosts sub_costs(const Costs& costs, const std::vector<int>& items) {
+  const int g = static_cast<int>(items.size());
+  std::vector<double> m(static_cast<std::size_t>(g) * g, 0);
+  for (int i = 0; i < g; ++i) {
+    for (int j = 0; j < g; ++j) {
+      if (i != j)
+        m[static_cast<std::size_t>(i) * g + j] = costs.cost(OldRank(items[i]), OldRank(items[j]));
+    }
+  }
+  return DenseCosts(g, std::move(m));
+}
+
+Neighbourhood neighbourhood_of(const Grouping& grouping) {
+  Neighbourhood h;
+  h.list_of = grouping.group_of;
+  h.near = grouping.members;
+  return h;
+}
+
+// How hard a level works: kQuick when only comparing box shapes (short
+// hill-climbing), kFull for the answer.
+enum class Effort { kQuick, kFull };
+
+Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
+                const std::vector<std::vector<int>>& levels, const Deadline& deadline,
+                SplitMix64& rng, SearchStats& stats, bool branch, Effort effort);
+
+void add(SearchStats& total, const SearchStats& s) {
+  total.evaluations += s.evaluations;
+  total.moves += s.moves;
+  total.time_limited |= s.time_limited;
+}
+
+std::int64_t stall_limit(Effort effort, int n) {
+  return effort == Effort::kQuick ? std::min<std::int64_t>(256, n) : 0;
+}
+
+// What one level of coarsening offers: a grouping, the box shapes worth
+// trying and the hierarchy left for the coarse problem.
+struct Coarsening {
+  Grouping grouping;
+  std::vector<std::vector<int>> boxes;
+  std::vector<std::vector<int>> coarse_levels;
+};
+
+std::optional<Coarsening> coarsen(const Costs& costs, const Grid& grid,
+                                  const std::vector<std::vector<int>>& levels, SplitMix64& rng) {
+  const int n = grid.size();
+  for (std::size_t li = 0; li < levels.size(); ++li) {
+    std::optional<Grouping> g = grouping_from_labels(levels[li]);
+    if (!g || g->group_size < 2 || g->members.size() < 2) continue;
+    // The coarse problem is dense: it must fit.
+    if (g->members.size() > static_cast<std::size_t>(DenseCosts::kMaxRanks)) continue;
+    std::vector<std::vector<int>> boxes = box_shapes(g->group_size, grid);
+    if (boxes.empty()) continue;
+    Coarsening c{std::move(*g), std::move(boxes), {}};
+    for (std::size_t lj = li + 1; lj < levels.size(); ++lj) {
+      std::vector<int> labels;
+      for (const auto& m : c.grouping.members) labels.push_back(levels[lj][m[0]]);
+      c.coarse_levels.push_back(std::move(labels));
+    }
+    return c;
+  }
+  // No usable known level: cluster by cost, g a prime factor of the largest
+  // dimension it can split. Clustering is O(n^2): beyond a dense matrix's
+  // size, plain hill-climbing it is.
+  if (n > DenseCosts::kMaxRanks) return std::nullopt;
+  std::vector<int> order(grid.ndims());
+  for (int k = 0; k < grid.ndims(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return grid.dim(a) > grid.dim(b); });
+  for (int k : order) {
+    const int g = smallest_prime_factor(grid.dim(k));
+    if (g < 2 || g >= n) continue;
+    Coarsening c{cluster_items(costs, g, rng), {}, {}};
+    for (int j : order) {
+      if (grid.dim(j) % g != 0) continue;
+      std::vector<int> b(grid.ndims(), 1);
+      b[j] = g;
+      c.boxes.push_back(std::move(b));
+    }
+    return c;
+  }
+  return std::nullopt;
+}
+
+Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
+                const std::vector<std::vector<int>>& levels, const Deadline& deadline,
+                SplitMix64& rng, SearchStats& stats, bool branch, Effort effort) {
+  const int n = grid.size();
+  if (n <= kExactBelow) return brute_force(costs, grid, spec);
+  std::optional<Coarsening> level = coarsen(costs, grid, levels, rng);
+  if (!level) {
+    IncrementalObjective state(costs, grid, Labelling::identity(n), spec);
+    add(stats, hill_climb(state, deadline, rng, Neighbourhood{}, stall_limit(effort, n)));
+    return state.labelling();
+  }
+  const Grouping& grouping = level->grouping;
+  const DenseCosts coarse = coarse_costs(costs, grouping);
+
+  // Rank box shapes by estimate.
+  double c_out = 0, c_in = 0;
+  const int m = coarse.size();
+  for (int a = 0; a < m; ++a) {
+    for (int b = 0; b < m; ++b) c_out += coarse.cost(OldRank(a), OldRank(b));
+  }
+  c_out /= std::max(1.0, static_cast<double>(m) * (m - 1));
+  {
+    const auto& first = grouping.members[0];
+    double sum = 0;
+    for (int x : first) {
+      for (int y : first) sum += costs.cost(OldRank(x), OldRank(y));
+    }
+    c_in = sum / std::max(1.0, static_cast<double>(first.size()) * (first.size() - 1));
+  }
+  std::vector<std::pair<double, std::vector<int>>> ranked;
+  for (auto& b : level->boxes) ranked.emplace_back(box_estimate(b, grid, spec, c_in, c_out), b);
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  ranked.resize(std::min(ranked.size(), branch ? kTopCandidates : std::size_t{1}));
+
+  // Groups with identical inner costs (the nodes of a machine, the nodes of
+  // a rack) share one inner problem: solve it once per box shape.
+  const StructuredCosts* structured_nodes = nullptr;
+  if (const auto* sc = dynamic_cast<const StructuredCosts*>(&costs)) {
+    bool nodes = true;
+    for (const auto& members : grouping.members) {
+      for (int r : members) {
+        nodes &= sc->location(OldRank(r)).node == sc->location(OldRank(members[0])).node;
+      }
+    }
+    if (nodes) structured_nodes = sc;
+  }
+  const auto build = [&](const std::vector<int>& box, Effort level_effort) {
+    std::vector<int> coarse_dims(grid.ndims());
+    ObjectiveSpec coarse_spec = spec;
+    coarse_spec.dimension_weights.assign(grid.ndims(), 1.0);
+    for (int k = 0; k < grid.ndims(); ++k) {
+      coarse_dims[k] = grid.dim(k) / box[k];
+      const double scale = spec.fibre == FibreCost::kSumOfPairs ? box[k] * box[k] : 1.0;
+      coarse_spec.dimension_weights[k] = spec.weight(k) * scale;
+    }
+    const Labelling coarse_labelling =
+        solve(coarse, Grid(coarse_dims), coarse_spec, level->coarse_levels, deadline, rng, stats,
+              false, level_effort);
+    const Grid box_grid(box);
+    // On a structured machine a node's inner costs are fixed by its cores.
+    std::map<std::vector<int>, Labelling> by_cores;
+    std::map<std::vector<double>, Labelling> by_costs;
+    std::vector<Labelling> inner;
+    inner.reserve(grouping.members.size());
+    for (const auto& members : grouping.members) {
+      if (grouping.group_size <= 2) {
+        inner.push_back(Labelling::identity(grouping.group_size));
+        continue;
+      }
+      const auto solve_inner = [&] {
+        return solve(sub_costs(costs, members), box_grid, spec, {}, deadline, rng, stats, false,
+                     level_effort);
+      };
+      if (structured_nodes) {
+        std::vector<int> cores;
+        for (int r : members) cores.push_back(structured_nodes->location(OldRank(r)).core);
+        auto it = by_cores.find(cores);
+        if (it == by_cores.end()) it = by_cores.emplace(std::move(cores), solve_inner()).first;
+        inner.push_back(it->second);
+      } else {
+        std::vector<double> key;
+        key.reserve(members.size() * members.size());
+        for (int x : members) {
+          for (int y : members) key.push_back(costs.cost(OldRank(x), OldRank(y)));
+        }
+        auto it = by_costs.find(key);
+        if (it == by_costs.end()) it = by_costs.emplace(std::move(key), solve_inner()).first;
+        inner.push_back(it->second);
+      }
+    }
+    return compose(grid, box, coarse_labelling, grouping.members, inner);
+  };
+
+  // Compare box shapes on quick solutions, then solve the best one fully.
+  const Effort compare_effort = ranked.size() > 1 ? Effort::kQuick : effort;
+  std::optional<Labelling> best;
+  ObjectiveValue best_value;
+  std::size_t best_box = 0;
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    if (best && deadline.passed()) {
+      stats.time_limited = true;
+      break;
+    }
+    Labelling fine = build(ranked[i].second, compare_effort);
+    const ObjectiveValue v = evaluate(costs, grid, fine, spec).value;
+    if (!best || improves(v, best_value)) {
+      best = std::move(fine);
+      best_value = v;
+      best_box = i;
+    }
+  }
+  if (compare_effort != effort && !deadline.passed()) {
+    Labelling fine = build(ranked[best_box].second, effort);
+    if (improves(evaluate(costs, grid, fine, spec).value, best_value)) best = std::move(fine);
+  }
+
+  IncrementalObjective state(costs, grid, std::move(*best), spec);
+  add(stats, hill_climb(state, deadline, rng, neighbourhood_of(grouping), stall_limit(effort, n)));
+  return state.labelling();
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> box_shapes(int g, const Grid& grid) {
+  std::vector<std::vector<int>> out;
+  std::vector<int> current;
+  box_shapes_from(0, g, grid, current, out);
+  return out;
+}
+
+Labelling compose(const Grid& grid, const std::vector<int>& box, const Labelling& coarse,
+                  const std::vector<std::vector<int>>& members,
+                  const std::vector<Labelling>& inner) {
+  std::vector<int> coarse_dims(grid.ndims());
+  for (int k = 0; k < grid.ndims(); ++k) coarse_dims[k] = grid.dim(k) / box[k];
+  const Grid coarse_grid(coarse_dims);
+  const Grid box_grid(box);
+  std::vector<OldRank> perm(grid.size());
+  std::vector<int> cc(grid.ndims()), lc(grid.ndims());
+  for (int x = 0; x < grid.size(); ++x) {
+    const std::vector<int> c = grid.coords(NewRank(x));
+    for (int k = 0; k < grid.ndims(); ++k) {
+      cc[k] = c[k] / box[k];
+      lc[k] = c[k] % box[k];
+    }
+    const int group = coarse.old_of(coarse_grid.position(cc)).value();
+    const int member = inner[group].old_of(box_grid.position(lc)).value();
+    perm[x] = OldRank(members[group][member]);
+  }
+  return Labelling(std::move(perm));
+}
+
+Labelling multilevel(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
+                     const std::vector<std::vector<int>>& levels, const Deadline& deadline,
+                     SplitMix64& rng, SearchStats& stats) {
+  return solve(costs, grid, spec, levels, deadline, rng, stats, true, Effort::kFull);
+}
+
+}  // namespace rankshape

@@ -1,0 +1,257 @@
+#include "lib/relabel/relabel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+
+#include "lib/relabel/deadline.h"
+#include "lib/relabel/groups.h"
+#include "lib/relabel/kl.h"
+#include "lib/relabel/multilevel.h"
+#include "lib/relabel/search.h"
+
+namespace rankshape {
+
+const std::vector<std::string>& relabel_algorithms() {
+  static const std::vector<std::string> names = {"auto",        "identity",   "random",
+                                                 "round-robin", "node-aware", "kl",
+                                                 "hill-climb",  "multilevel", "brute-force"};
+  return names;
+}
+
+std::vector<std::vector<int>> machine_levels(const StructuredCosts& costs) {
+  std::vector<int> node(costs.size()), rack(costs.size());
+  for (int r = 0; r < costs.size(); ++r) {
+    node[r] = costs.location(OldRank(r)).node;
+    rack[r] = costs.rack_of(node[r]);
+  }
+  std::vector<std::vector<int>> levels = {std::move(node)};
+  if (costs.spec().racks > 1) levels.push_back(std::move(rack));
+  return levels;
+}
+
+namespace {
+
+Labelling from_ints(const std::vector<int>& perm) {
+  std::vector<OldRank> v;
+  v.reserve(perm.size());
+  for (int o : perm) v.emplace_back(o);
+  return Labelling(std::move(v));
+}
+
+// Members of each node in machine order (by core on a structured machine,
+// else by rank), nodes ordered by their first member.
+std::vector<std::vector<int>> node_members(const Costs& costs, const std::vector<int>& node_of) {
+  std::map<int, std::vector<int>> by_node;
+  for (int r = 0; r < static_cast<int>(node_of.size()); ++r) by_node[node_of[r]].push_back(r);
+  const auto* structured = dynamic_cast<const StructuredCosts*>(&costs);
+  std::vector<std::vector<int>> out;
+  for (auto& [node, members] : by_node) {
+    if (structured) {
+      std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+        return structured->location(OldRank(a)).core < structured->location(OldRank(b)).core;
+      });
+    }
+    out.push_back(std::move(members));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const std::vector<int>& require_nodes(const RelabelOptions& o, const std::string& algorithm) {
+  if (o.levels.empty()) {
+    throw std::invalid_argument(algorithm +
+                                " needs node membership: give structured costs (or a placement "
+                                "file to the relabel command)");
+  }
+  return o.levels[0];
+}
+
+Labelling round_robin(const Costs& costs, const RelabelOptions& o) {
+  const std::vector<std::vector<int>> nodes = node_members(costs, require_nodes(o, "round-robin"));
+  std::vector<int> perm;
+  for (std::size_t t = 0; perm.size() < static_cast<std::size_t>(costs.size()); ++t) {
+    for (const auto& members : nodes) {
+      if (t < members.size()) perm.push_back(members[t]);
+    }
+  }
+  return from_ints(perm);
+}
+
+// Every node fills a box of the grid (nodes in order, cores in row-major
+// order inside the box); the box shape with the best objective wins. Nodes
+// of unequal size, or sizes no box fits, fall back to block order.
+Labelling node_aware(const Costs& costs, const Grid& grid, const RelabelOptions& o) {
+  const std::vector<std::vector<int>> nodes = node_members(costs, require_nodes(o, "node-aware"));
+  std::vector<int> block;
+  for (const auto& m : nodes) block.insert(block.end(), m.begin(), m.end());
+  Labelling best = from_ints(block);
+  const std::size_t size = nodes[0].size();
+  const bool equal =
+      std::all_of(nodes.begin(), nodes.end(), [&](const auto& m) { return m.size() == size; });
+  if (!equal || nodes.size() < 2) return best;
+  ObjectiveValue best_value = evaluate(costs, grid, best, o.objective).value;
+  const std::vector<std::vector<int>> boxes = box_shapes(static_cast<int>(size), grid);
+  const Labelling in_order = Labelling::identity(static_cast<int>(size));
+  const std::vector<Labelling> inner(nodes.size(), in_order);
+  std::vector<int> coarse_dims(grid.ndims());
+  for (const auto& box : boxes) {
+    for (int k = 0; k < grid.ndims(); ++k) coarse_dims[k] = grid.dim(k) / box[k];
+    Labelling l =
+        compose(grid, box, Labelling::identity(static_cast<int>(nodes.size())), nodes, inner);
+    const ObjectiveValue v = evaluate(costs, grid, l, o.objective).value;
+    if (improves(v, best_value)) {
+      best = std::move(l);
+      best_value = v;
+    }
+  }
+  return best;
+}
+
+// Top-down KL: split the ranks into q0 equal slabs with the cheapest
+// insides, then every slab into q1, ...; the last split yields the fibres of
+// the last dimension.
+void kl_split(const Costs& costs, const Grid& grid, int k, std::vector<int> ranks, int first,
+              std::vector<int>& perm, const Deadline& deadline) {
+  const int n = static_cast<int>(ranks.size());
+  if (k == grid.ndims() || grid.dim(k) == 1 || n == 1) {
+    if (k < grid.ndims() && grid.dim(k) == 1) {
+      kl_split(costs, grid, k + 1, std::move(ranks), first, perm, deadline);
+      return;
+    }
+    for (int i = 0; i < n; ++i) perm[first + i] = ranks[i];
+    return;
+  }
+  const int parts = grid.dim(k);
+  const int size = n / parts;
+  std::vector<std::vector<int>> groups(parts);
+  for (int i = 0; i < n; ++i) groups[i / size].push_back(ranks[i]);
+  if (size > 1) refine_partition_kl(costs, groups, deadline);
+  for (int j = 0; j < parts; ++j) {
+    kl_split(costs, grid, k + 1, std::move(groups[j]), first + j * size, perm, deadline);
+  }
+}
+
+Labelling kl_layout(const Costs& costs, const Grid& grid, const Deadline& deadline) {
+  std::vector<int> ranks(grid.size()), perm(grid.size());
+  std::iota(ranks.begin(), ranks.end(), 0);
+  kl_split(costs, grid, 0, std::move(ranks), 0, perm, deadline);
+  return from_ints(perm);
+}
+
+Neighbourhood hints_for(const Costs& costs, const RelabelOptions& o) {
+  Neighbourhood h;
+  if (!o.levels.empty()) {
+    if (std::optional<Grouping> g = grouping_from_labels(o.levels[0])) {
+      h.list_of = g->group_of;
+      h.near = g->members;
+      return h;
+    }
+  }
+  if (costs.size() <= DenseCosts::kMaxRanks) {
+    h.near = nearest_items(costs, 8);
+    h.list_of.resize(costs.size());
+    std::iota(h.list_of.begin(), h.list_of.end(), 0);
+  }
+  return h;
+}
+
+}  // namespace
+
+RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions& options) {
+  const Deadline deadline(options.time_limit);
+  if (!(options.time_limit >= 0)) throw std::invalid_argument("time limit must be >= 0 seconds");
+  if (costs.size() != grid.size()) {
+    throw std::invalid_argument("grid " + grid.to_string() + " has " + std::to_string(grid.size()) +
+                                " positions but the costs cover " + std::to_string(costs.size()) +
+                                " ranks");
+  }
+  const auto& names = relabel_algorithms();
+  if (std::find(names.begin(), names.end(), options.algorithm) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown algorithm '" + options.algorithm + "': expected " + list);
+  }
+  RelabelOptions o = options;
+  if (o.levels.empty()) {
+    if (const auto* s = dynamic_cast<const StructuredCosts*>(&costs)) o.levels = machine_levels(*s);
+  }
+  for (const auto& level : o.levels) {
+    if (static_cast<int>(level.size()) != costs.size()) {
+      throw std::invalid_argument("a hierarchy level labels " + std::to_string(level.size()) +
+                                  " ranks, expected " + std::to_string(costs.size()));
+    }
+  }
+  const auto say = [&](const std::string& line) {
+    if (o.progress) o.progress(line);
+  };
+  const int p = grid.size();
+  SplitMix64 rng(o.seed);
+  SearchStats stats;
+  RelabelResult result{Labelling::identity(p), o.algorithm, 0, false, 0, {}, {}};
+  result.before = evaluate(costs, grid, result.labelling, o.objective);
+
+  const std::string& a = o.algorithm;
+  if (a == "identity") {
+  } else if (a == "random") {
+    std::vector<int> perm(p);
+    std::iota(perm.begin(), perm.end(), 0);
+    shuffle(perm, rng);
+    result.labelling = from_ints(perm);
+  } else if (a == "round-robin") {
+    result.labelling = round_robin(costs, o);
+  } else if (a == "node-aware") {
+    result.labelling = node_aware(costs, grid, o);
+  } else if (a == "kl") {
+    result.labelling = kl_layout(costs, grid, deadline);
+  } else if (a == "brute-force") {
+    result.labelling = brute_force(costs, grid, o.objective);
+  } else if (a == "hill-climb") {
+    IncrementalObjective state(costs, grid, Labelling::identity(p), o.objective);
+    stats = hill_climb(state, deadline, rng, hints_for(costs, o));
+    result.labelling = state.labelling();
+  } else if (a == "multilevel") {
+    result.labelling = multilevel(costs, grid, o.objective, o.levels, deadline, rng, stats);
+  } else if (a == "auto") {
+    if (p <= 8) {
+      result.labelling = brute_force(costs, grid, o.objective);
+      result.algorithm = "auto(brute-force)";
+    } else {
+      Labelling best = result.labelling;
+      ObjectiveValue best_value = result.before.value;
+      std::string from = "identity";
+      const auto consider = [&](Labelling l, const std::string& name) {
+        const ObjectiveValue v = evaluate(costs, grid, l, o.objective).value;
+        if (improves(v, best_value)) {
+          best = std::move(l);
+          best_value = v;
+          from = name;
+        }
+        say(name + ": objective " + std::to_string(v.primary) + " after " +
+            std::to_string(deadline.elapsed()) + " s");
+      };
+      if (!o.levels.empty()) consider(node_aware(costs, grid, o), "node-aware");
+      const int starts = p <= 1024 ? 4 : p < 4096 ? 2 : 1;
+      int done = 0;
+      for (int s = 0; s < starts && !(done > 0 && deadline.passed()); ++s, ++done) {
+        SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
+        consider(multilevel(costs, grid, o.objective, o.levels, deadline, start_rng, stats),
+                 "multilevel start " + std::to_string(s + 1) + "/" + std::to_string(starts));
+      }
+      if (done < starts) stats.time_limited = true;
+      result.labelling = std::move(best);
+      result.algorithm = "auto(best of node-aware and " + std::to_string(done) +
+                         " multilevel start" + (done == 1 ? "" : "s") + ": " + from + ")";
+    }
+  }
+  result.seconds = deadline.elapsed();
+  result.time_limited = stats.time_limited;
+  result.evaluations = stats.evaluations;
+  result.after = evaluate(costs, grid, result.labelling, o.objective);
+  return result;
+}
+
+}  // namespace rankshape

@@ -1,0 +1,70 @@
+// The relabelling engine's entry point: one interface over every algorithm.
+//
+// Algorithms (relabel_algorithms() lists them):
+//   identity      the job's own order
+//   random        a seeded shuffle
+//   round-robin   new ranks dealt across nodes in turn (needs nodes)
+//   node-aware    every node fills a box of the grid, the box shape chosen by
+//                 the objective (Gropp's nodecart idea; needs nodes)
+//   kl            top-down multi-way Kernighan-Lin: slabs of dimension 0,
+//                 then of dimension 1 inside each slab, ... (no refinement)
+//   hill-climb    randomised triplet hill-climbing from the identity
+//   multilevel    coarsen / solve / uncoarsen / refine (see multilevel.h)
+//   brute-force   exhaustive, p <= 9
+//   auto          brute force for p <= 8; otherwise the best of node-aware
+//                 and multilevel runs from several seeds (4 up to 1,024
+//                 ranks, 2 below 4,096, then 1)
+// Nodes come from a structured cost file or from RelabelOptions::levels.
+// Results are deterministic for a given seed unless the time limit cut the
+// search short (RelabelResult::time_limited says so).
+#ifndef RANKSHAPE_LIB_RELABEL_RELABEL_H_
+#define RANKSHAPE_LIB_RELABEL_RELABEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lib/model/objective.h"
+
+namespace rankshape {
+
+struct RelabelOptions {
+  std::string algorithm = "auto";
+  std::uint64_t seed = 1;
+  /// Wall-clock budget in seconds; the best labelling so far is returned
+  /// when it runs out.
+  double time_limit = 10;
+  ObjectiveSpec objective;
+  /// Known hierarchy, finest first: levels[j][r] = group of old rank r at
+  /// level j (node, rack, ...). Empty: taken from structured costs.
+  std::vector<std::vector<int>> levels;
+  /// Receives short progress lines (may be empty).
+  std::function<void(const std::string&)> progress;
+};
+
+struct RelabelResult {
+  Labelling labelling;
+  std::string algorithm;  // as run, e.g. "auto(multilevel x4)"
+  double seconds = 0;
+  bool time_limited = false;
+  std::int64_t evaluations = 0;  // incremental move evaluations
+  Evaluation before;             // identity
+  Evaluation after;
+};
+
+/// Names accepted in RelabelOptions::algorithm.
+const std::vector<std::string>& relabel_algorithms();
+
+/// Finds a labelling of grid over costs. Throws std::invalid_argument for
+/// an unknown algorithm, a size mismatch, a negative time limit, or an
+/// algorithm that needs nodes when none are known.
+RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions& options);
+
+/// The hierarchy a structured machine implies: node of every rank, then
+/// rack of every rank when there is more than one rack.
+std::vector<std::vector<int>> machine_levels(const StructuredCosts& costs);
+
+}  // namespace rankshape
+
+#endif  // RANKSHAPE_LIB_RELABEL_RELABEL_H_
