@@ -37,6 +37,7 @@ class Labelling {
   friend bool operator==(const Labelling& a, const Labelling& b) {
     return a.old_of_new_ == b.old_of_new_;
   }
+  friend bool operator!=(const Labelling& a, const Labelling& b) { return !(a == b); }
 
  private:
   std::vector<OldRank> old_of_new_;

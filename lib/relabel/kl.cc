@@ -1,6 +1,7 @@
 #include "lib/relabel/kl.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace rankshape {
@@ -45,12 +46,16 @@ double improve_pair(const Costs& c, std::vector<int>& a, std::vector<int>& b) {
       if (!locked_b[i]) vb[i] += 2 * d(c, b[i], a[bi]) - 2 * d(c, b[i], b[bj]);
     }
   }
-  // Best prefix, swaps 0..k inclusive.
+  // Best prefix, swaps 0..k inclusive. A prefix that swaps and swaps back
+  // sums to zero up to rounding: demand a gain above rounding's reach.
+  double scale = 0;
+  for (double g : gains) scale += std::abs(g);
+  const double tolerance = 1e-9 * scale;
   double sum = 0, best_sum = 0;
   int best_k = -1;
   for (int k = 0; k < n; ++k) {
     sum += gains[k];
-    if (sum > best_sum + 1e-12 * std::abs(sum)) {
+    if (sum > best_sum && sum > tolerance) {
       best_sum = sum;
       best_k = k;
     }

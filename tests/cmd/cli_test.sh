@@ -1,9 +1,9 @@
 #!/bin/bash
 # The command-line tools end to end: good input works, bad input gives a
 # clear message and a non-zero exit, and nothing half-written is left.
-#   cli_test.sh SYNTH EVALUATE
+#   cli_test.sh SYNTH EVALUATE RELABEL
 set -u
-synth=$1 evaluate=$2
+synth=$1 evaluate=$2 relabel=$3
 dir=$TEST_TMPDIR
 failures=0
 
@@ -32,6 +32,8 @@ check "evaluate compares identity with the planted labelling" 0 "better than ide
   "$evaluate" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/m.planted" --json "$dir/e.json"
 check "the JSON report has both labellings" 0 '"name": "identity"' cat "$dir/e.json"
 check "the JSON report names the objective" 0 '"objective": "sum-max:pairs"' cat "$dir/e.json"
+check "synth writes a small placement" 0 "" \
+  "$synth" --nodes 2 --cores 8 --costs "$dir/small.costs" --placement "$dir/small.placement"
 check "synth writes dense costs" 0 "" \
   "$synth" --nodes 2 --cores 3 --format dense --costs "$dir/d.costs"
 check "evaluate reads dense costs" 0 "identity: objective" \
@@ -67,6 +69,42 @@ fi
 leftovers=$(find "$dir" -name '*.tmp.*' | wc -l)
 if [ "$leftovers" -ne 0 ]; then
   echo "FAIL: $leftovers temporary files left behind" >&2
+  failures=$((failures + 1))
+fi
+
+# relabel: labelling, report, rankfile.
+check "relabel finds the planted objective" 0 "after: " \
+  "$relabel" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/r.perm" --report "$dir/r.json" \
+  --placement "$dir/m.placement" --rankfile "$dir/r.rankfile" --seed 3
+planted=$("$evaluate" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/m.planted" | sed -n 's/.*planted: objective \([0-9.e+]*\).*/\1/p')
+found=$(sed -n 's/.*"objective_after": \([0-9.e+]*\).*/\1/p' "$dir/r.json")
+if [ -z "$found" ] || [ -z "$planted" ] || ! awk -v f="$found" -v p="$planted" 'BEGIN { exit !(f <= p) }'; then
+  echo "FAIL: relabel reached '$found', the planted layout '$planted'" >&2
+  failures=$((failures + 1))
+else
+  echo "ok: relabel objective $found <= planted $planted"
+fi
+for key in '"p": 64' '"grid": "4x16"' '"algorithm": "auto"' '"seed": 3' '"seconds"' '"objective_before"' '"dimensions_after"'; do
+  check "report has $key" 0 "$key" cat "$dir/r.json"
+done
+check "rankfile has one line per rank" 0 "rank 63=" cat "$dir/r.rankfile"
+# Rank i of the rankfile sits where old rank perm[i] ran.
+old0=$(grep -v '^#' "$dir/r.perm" | head -1)
+where0=$(awk -v r="$old0" '$1 == r { print $2 " slot=" $3 }' "$dir/m.placement")
+check "rankfile places rank 0 where its old rank ran" 0 "rank 0=$where0" cat "$dir/r.rankfile"
+check "rankfile without placement" 1 "--rankfile needs --placement" \
+  "$relabel" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/x.perm" --rankfile "$dir/x.rankfile"
+check "unknown algorithm" 1 "unknown algorithm 'magic'" \
+  "$relabel" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/x.perm" --algorithm magic
+check "negative time limit" 2 "" \
+  "$relabel" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/x.perm" --time-limit -1
+check "placement of the wrong size" 1 "placement has 16 ranks, expected 64" \
+  "$relabel" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/x.perm" --placement "$dir/small.placement"
+check "node-aware on dense costs needs hosts" 1 "needs node membership" \
+  "$relabel" --costs "$dir/d.costs" --grid 2x3 --perm "$dir/x.perm" --algorithm node-aware
+check "help documents the options" 0 "--time-limit" "$relabel" --help
+if [ -e "$dir/x.perm" ]; then
+  echo "FAIL: a failed relabel wrote its labelling" >&2
   failures=$((failures + 1))
 fi
 

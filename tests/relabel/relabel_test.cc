@@ -1,0 +1,233 @@
+#include "lib/relabel/relabel.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "lib/relabel/search.h"
+#include "lib/synth/machine.h"
+#include "lib/util/random.h"
+
+namespace rankshape {
+namespace {
+
+DenseCosts random_costs(int p, std::uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<double> m(static_cast<std::size_t>(p) * p, 0);
+  for (int a = 0; a < p; ++a) {
+    for (int b = a + 1; b < p; ++b) m[a * p + b] = m[b * p + a] = 1 + rng.uniform() * 99;
+  }
+  return DenseCosts(p, std::move(m));
+}
+
+// The optimum by the definition, independent of brute_force().
+ObjectiveValue exhaustive_optimum(const Costs& c, const Grid& g, const ObjectiveSpec& s) {
+  std::vector<OldRank> perm;
+  for (int i = 0; i < g.size(); ++i) perm.emplace_back(i);
+  ObjectiveValue best = evaluate(c, g, Labelling(perm), s).value;
+  while (std::next_permutation(perm.begin(), perm.end())) {
+    const ObjectiveValue v = evaluate(c, g, Labelling(perm), s).value;
+    if (v < best) best = v;
+  }
+  return best;
+}
+
+const std::vector<std::vector<int>> kTinyGrids = {{2, 2}, {2, 3}, {3, 2}, {2, 2, 2}, {7}, {2, 4}};
+
+TEST(BruteForceTest, FindsTheOptimum) {
+  std::uint64_t seed = 1;
+  for (const auto& dims : kTinyGrids) {
+    const Grid g(dims);
+    for (const ObjectiveSpec& s : {ObjectiveSpec{}, ObjectiveSpec::parse("thesis-max"),
+                                   ObjectiveSpec::parse("sum-max:max-pair")}) {
+      const DenseCosts c = random_costs(g.size(), seed++);
+      const ObjectiveValue best = exhaustive_optimum(c, g, s);
+      const ObjectiveValue got = evaluate(c, g, brute_force(c, g, s), s).value;
+      EXPECT_EQ(got.primary, best.primary) << g.to_string() << " " << s.name();
+      EXPECT_EQ(got.total, best.total) << g.to_string() << " " << s.name();
+    }
+  }
+  EXPECT_THROW(brute_force(random_costs(10, 1), Grid({10}), ObjectiveSpec{}),
+               std::invalid_argument);
+}
+
+// The engine's default answer on tiny problems is the optimum, and the
+// general search (hill-climbing from several seeds, multilevel) reaches it
+// too on these instances.
+TEST(RelabelTest, TinyProblemsAreSolvedOptimally) {
+  std::uint64_t seed = 100;
+  int searched_optimal = 0, searched = 0;
+  for (const auto& dims : kTinyGrids) {
+    const Grid g(dims);
+    for (int instance = 0; instance < 4; ++instance) {
+      const DenseCosts c = random_costs(g.size(), seed++);
+      const ObjectiveValue best = exhaustive_optimum(c, g, ObjectiveSpec{});
+      RelabelOptions o;
+      EXPECT_EQ(relabel(c, g, o).after.value.primary, best.primary);
+      for (const char* algorithm : {"hill-climb", "multilevel"}) {
+        double found = 1e300;
+        for (std::uint64_t s = 1; s <= 8; ++s) {
+          o.algorithm = algorithm;
+          o.seed = s;
+          found = std::min(found, relabel(c, g, o).after.value.primary);
+        }
+        ++searched;
+        searched_optimal += found <= best.primary * (1 + 1e-12);
+      }
+    }
+  }
+  // Local search is not exact; on these instances it misses rarely.
+  EXPECT_GE(searched_optimal, searched * 9 / 10) << searched_optimal << " of " << searched;
+}
+
+struct Planted {
+  MachineSpec machine;
+  std::vector<int> grid;
+};
+
+// Scrambled hierarchical machines whose grids align with the hierarchy: the
+// engine must do at least as well as the unscrambled (block) layout.
+TEST(RelabelTest, PlantedMachinesReachThePlantedLayout) {
+  const auto spec = [](int racks, int nodes, int sockets, int cores, RankOrder order) {
+    MachineSpec m;
+    m.racks = racks;
+    m.nodes_per_rack = nodes;
+    m.sockets_per_node = sockets;
+    m.cores_per_socket = cores;
+    m.order = order;
+    m.seed = static_cast<std::uint64_t>(racks * 1000 + nodes * 100 + cores);
+    return m;
+  };
+  const std::vector<Planted> cases = {
+      {spec(1, 4, 1, 4, RankOrder::kRandom), {4, 4}},
+      {spec(2, 2, 2, 4, RankOrder::kRandom), {2, 4, 4}},
+      {spec(2, 4, 2, 4, RankOrder::kRandom), {4, 4, 4}},
+      {spec(2, 4, 2, 4, RankOrder::kRoundRobin), {4, 16}},
+      {spec(2, 4, 2, 8, RankOrder::kRandom), {8, 16}},
+      {spec(4, 8, 2, 16, RankOrder::kRandom), {8, 8, 16}},
+      {spec(3, 3, 1, 3, RankOrder::kRandom), {3, 3, 3}},
+  };
+  for (const Planted& c : cases) {
+    const SyntheticMachine m = generate_machine(c.machine);
+    const Grid g(c.grid);
+    const double planted =
+        evaluate(m.costs, g, block_order(m.costs), ObjectiveSpec{}).value.primary;
+    RelabelOptions o;
+    const RelabelResult structured = relabel(m.costs, g, o);
+    EXPECT_LE(structured.after.value.primary, planted * (1 + 1e-12))
+        << g.to_string() << " " << rank_order_name(c.machine.order);
+    EXPECT_LT(structured.after.value.primary, structured.before.value.primary + 1e-9);
+    // Without the structure (a dense matrix, clustering instead of nodes).
+    const RelabelResult dense = relabel(to_dense(m.costs), g, o);
+    EXPECT_LE(dense.after.value.primary, planted * (1 + 1e-12)) << "dense " << g.to_string();
+  }
+}
+
+TEST(RelabelTest, SameSeedSameLabelling) {
+  MachineSpec m;
+  m.racks = 2;
+  m.nodes_per_rack = 4;
+  m.sockets_per_node = 2;
+  m.cores_per_socket = 4;
+  m.noise = 0.2;
+  m.order = RankOrder::kRandom;
+  const SyntheticMachine s = generate_machine(m);
+  const Grid g({4, 4, 4});
+  for (const std::string& a : relabel_algorithms()) {
+    if (a == "brute-force") continue;
+    RelabelOptions o;
+    o.algorithm = a;
+    o.seed = 7;
+    const RelabelResult first = relabel(s.costs, g, o);
+    const RelabelResult second = relabel(s.costs, g, o);
+    ASSERT_FALSE(first.time_limited) << a;
+    EXPECT_EQ(first.labelling, second.labelling) << a;
+  }
+}
+
+TEST(RelabelTest, EveryAlgorithmReturnsAPermutationOnOddShapes) {
+  for (const auto& dims : std::vector<std::vector<int>>{
+           {1}, {2}, {7}, {13}, {1, 7}, {7, 1, 1}, {3, 5}, {2, 2, 3}, {11, 2}}) {
+    const Grid g(dims);
+    const DenseCosts c = random_costs(g.size(), static_cast<std::uint64_t>(g.size()));
+    std::vector<int> nodes(g.size());
+    for (int r = 0; r < g.size(); ++r) nodes[r] = r % 2;
+    for (const std::string& a : relabel_algorithms()) {
+      if (a == "brute-force" && g.size() > kMaxBruteForce) continue;
+      RelabelOptions o;
+      o.algorithm = a;
+      o.levels = {nodes};
+      const RelabelResult r = relabel(c, g, o);
+      ASSERT_EQ(r.labelling.size(), g.size()) << a << " " << g.to_string();
+      // Labelling's constructor already refuses non-permutations; the
+      // result must also evaluate consistently.
+      EXPECT_EQ(r.after.value.primary, evaluate(c, g, r.labelling, ObjectiveSpec{}).value.primary);
+      // Searches start from (or compare with) the identity; baselines need not.
+      if (a == "auto" || a == "hill-climb" || a == "multilevel" || a == "brute-force") {
+        EXPECT_LE(r.after.value.primary, r.before.value.primary * (1 + 1e-9))
+            << a << " made " << g.to_string() << " worse";
+      }
+    }
+  }
+}
+
+TEST(RelabelTest, BaselinesBehaveAsDocumented) {
+  MachineSpec m;
+  m.nodes_per_rack = 4;
+  m.cores_per_socket = 4;
+  const SyntheticMachine s = generate_machine(m);  // block placement
+  const Grid g({4, 4});
+  RelabelOptions o;
+  o.algorithm = "round-robin";
+  // New ranks 0..3 are the first rank of nodes 0..3.
+  const Labelling rr = relabel(s.costs, g, o).labelling;
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(rr.old_of(NewRank(i)), OldRank((i % 4) * 4 + i / 4));
+  o.algorithm = "node-aware";
+  const RelabelResult na = relabel(s.costs, g, o);
+  EXPECT_EQ(na.after.value.primary, 6 * 1 + 6 * 10);  // rows inside nodes
+  o.algorithm = "random";
+  EXPECT_NE(relabel(s.costs, g, o).labelling, Labelling::identity(16));
+  // Dense costs carry no nodes: node-aware must say what it needs.
+  try {
+    o = RelabelOptions{};
+    o.algorithm = "node-aware";
+    relabel(to_dense(s.costs), g, o);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs node membership"), std::string::npos);
+  }
+}
+
+TEST(RelabelTest, RejectsBadOptions) {
+  const DenseCosts c = random_costs(6, 1);
+  RelabelOptions o;
+  o.algorithm = "simulated-annealing";
+  EXPECT_THROW(relabel(c, Grid({2, 3}), o), std::invalid_argument);
+  EXPECT_THROW(relabel(c, Grid({2, 2}), RelabelOptions{}), std::invalid_argument);
+  o = RelabelOptions{};
+  o.time_limit = -1;
+  EXPECT_THROW(relabel(c, Grid({2, 3}), o), std::invalid_argument);
+  o = RelabelOptions{};
+  o.levels = {{0, 0, 1}};
+  EXPECT_THROW(relabel(c, Grid({2, 3}), o), std::invalid_argument);
+}
+
+TEST(RelabelTest, AnExhaustedBudgetStillGivesAValidAnswer) {
+  MachineSpec m;
+  m.racks = 2;
+  m.nodes_per_rack = 8;
+  m.sockets_per_node = 2;
+  m.cores_per_socket = 8;
+  m.order = RankOrder::kRandom;
+  const SyntheticMachine s = generate_machine(m);
+  RelabelOptions o;
+  o.time_limit = 0;
+  const RelabelResult r = relabel(s.costs, Grid({16, 16}), o);
+  EXPECT_TRUE(r.time_limited);
+  EXPECT_EQ(r.labelling.size(), 256);
+  EXPECT_LE(r.after.value.primary, r.before.value.primary);
+}
+
+}  // namespace
+}  // namespace rankshape
