@@ -10,15 +10,17 @@
 #include "lib/relabel/deadline.h"
 #include "lib/relabel/groups.h"
 #include "lib/relabel/kl.h"
+#include "lib/relabel/metis_split.h"
 #include "lib/relabel/multilevel.h"
+#include "lib/relabel/scotch_map.h"
 #include "lib/relabel/search.h"
 
 namespace rankshape {
 
 const std::vector<std::string>& relabel_algorithms() {
-  static const std::vector<std::string> names = {"auto",        "identity",   "random",
-                                                 "round-robin", "node-aware", "kl",
-                                                 "hill-climb",  "multilevel", "brute-force"};
+  static const std::vector<std::string> names = {
+      "auto",       "identity",   "random", "round-robin", "node-aware", "kl",
+      "hill-climb", "multilevel", "metis",  "scotch",      "brute-force"};
   return names;
 }
 
@@ -207,6 +209,13 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     result.labelling = node_aware(costs, grid, o);
   } else if (a == "kl") {
     result.labelling = kl_layout(costs, grid, deadline);
+  } else if (a == "metis") {
+    result.labelling = metis_layout(costs, grid, o.seed, deadline);
+  } else if (a == "scotch") {
+    ScotchOutcome s = scotch_map(costs, grid, o.seed);
+    result.labelling = std::move(s.labelling);
+    result.algorithm = "scotch(" + s.target +
+                       (s.repaired ? ", " + std::to_string(s.repaired) + " moved" : "") + ")";
   } else if (a == "brute-force") {
     result.labelling = brute_force(costs, grid, o.objective);
   } else if (a == "hill-climb") {
@@ -248,7 +257,8 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     }
   }
   result.seconds = deadline.elapsed();
-  result.time_limited = stats.time_limited;
+  // kl and metis stop refining at the deadline without counting moves.
+  result.time_limited = stats.time_limited || ((a == "kl" || a == "metis") && deadline.passed());
   result.evaluations = stats.evaluations;
   result.after = evaluate(costs, grid, result.labelling, o.objective);
   return result;

@@ -10,6 +10,8 @@
 //                 then of dimension 1 inside each slab, ... (no refinement)
 //   hill-climb    randomised triplet hill-climbing from the identity
 //   multilevel    coarsen / solve / uncoarsen / refine (see multilevel.h)
+//   metis         top-down like kl, with METIS k-way splits (metis_split.h)
+//   scotch        Scotch's static mapping, a peer (scotch_map.h)
 //   brute-force   exhaustive, p <= 9
 //   auto          brute force for p <= 8; otherwise the best of node-aware
 //                 and multilevel runs from several seeds (4 up to 1,024

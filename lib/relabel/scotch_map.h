@@ -1,0 +1,37 @@
+// Scotch (Pellegrini) as a peer: its static mapping of the grid's
+// communication graph onto the machine. The guest graph has a clique per
+// fibre, so Scotch minimises the sum over all fibres of their pair costs
+// (rankshape's "total" objective). The target is a tree-leaf architecture
+// (racks, nodes, cores) for a structured machine with rack-level costs, or a
+// decomposition-defined architecture built from the cost matrix otherwise
+// (up to kMaxScotchDense ranks: Scotch computes all distances). Inside a
+// node the tree has one cost, the mean core cost: sockets are not seen.
+#ifndef RANKSHAPE_LIB_RELABEL_SCOTCH_MAP_H_
+#define RANKSHAPE_LIB_RELABEL_SCOTCH_MAP_H_
+
+#include <cstdint>
+
+#include "lib/model/costs.h"
+#include "lib/model/grid.h"
+#include "lib/model/labelling.h"
+
+namespace rankshape {
+
+constexpr int kMaxScotchDense = 4096;
+
+struct ScotchOutcome {
+  Labelling labelling;
+  /// Positions Scotch put on an already used terminal, moved to free ones
+  /// so that the answer is a permutation (0 with a strict balance).
+  int repaired = 0;
+  std::string target;  // "tleaf ..." or "deco"
+};
+
+/// Throws std::invalid_argument when the machine has no Scotch target
+/// (node-to-node matrices, or dense costs above kMaxScotchDense), and
+/// std::runtime_error naming the Scotch call that failed.
+ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t seed);
+
+}  // namespace rankshape
+
+#endif  // RANKSHAPE_LIB_RELABEL_SCOTCH_MAP_H_
