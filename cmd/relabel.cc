@@ -4,10 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cmd/cli.h"
 #include "cmd/report.h"
@@ -85,7 +86,13 @@ int main(int argc, char** argv) {
         options.levels = {node_of};
       }
     }
-    options.progress = [](const std::string& line) { std::cerr << "relabel: " << line << "\n"; };
+    // Progress only for runs long enough to wonder about.
+    const auto started = std::chrono::steady_clock::now();
+    options.progress = [started](const std::string& line) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      if (elapsed >= 2.0) std::cerr << fmt::format("relabel: [{:.1f} s] {}\n", elapsed, line);
+    };
     if (quiet) options.progress = nullptr;
     const RelabelResult r = relabel(*costs, grid, options);
 

@@ -1,6 +1,7 @@
 #include "lib/relabel/multilevel.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <optional>
 
@@ -28,6 +29,12 @@ void box_shapes_from(int k, int left, const Grid& grid, std::vector<int>& curren
     box_shapes_from(k + 1, left / b, grid, current, out);
     current.pop_back();
   }
+}
+
+std::string format_value(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
 }
 
 int smallest_prime_factor(int n) {
@@ -82,7 +89,8 @@ enum class Effort { kQuick, kFull };
 
 Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
                 const std::vector<std::vector<int>>& levels, const Deadline& deadline,
-                SplitMix64& rng, SearchStats& stats, bool branch, Effort effort);
+                SplitMix64& rng, SearchStats& stats, bool branch, Effort effort,
+                const std::function<void(const std::string&)>& progress = {});
 
 void add(SearchStats& total, const SearchStats& s) {
   total.evaluations += s.evaluations;
@@ -145,7 +153,8 @@ std::optional<Coarsening> coarsen(const Costs& costs, const Grid& grid,
 
 Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
                 const std::vector<std::vector<int>>& levels, const Deadline& deadline,
-                SplitMix64& rng, SearchStats& stats, bool branch, Effort effort) {
+                SplitMix64& rng, SearchStats& stats, bool branch, Effort effort,
+                const std::function<void(const std::string&)>& progress) {
   const int n = grid.size();
   if (n <= kExactBelow) return brute_force(costs, grid, spec);
   std::optional<Coarsening> level = coarsen(costs, grid, levels, rng);
@@ -249,6 +258,11 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
     }
     Labelling fine = build(ranked[i].second, compare_effort);
     const ObjectiveValue v = evaluate(costs, grid, fine, spec).value;
+    if (progress) {
+      progress("multilevel: groups of " + std::to_string(grouping.group_size) + " in box " +
+               Grid(ranked[i].second).to_string() + " (" + std::to_string(i + 1) + "/" +
+               std::to_string(ranked.size()) + "): objective " + format_value(v.primary));
+    }
     if (!best || improves(v, best_value)) {
       best = std::move(fine);
       best_value = v;
@@ -298,8 +312,9 @@ Labelling compose(const Grid& grid, const std::vector<int>& box, const Labelling
 
 Labelling multilevel(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
                      const std::vector<std::vector<int>>& levels, const Deadline& deadline,
-                     SplitMix64& rng, SearchStats& stats) {
-  return solve(costs, grid, spec, levels, deadline, rng, stats, true, Effort::kFull);
+                     SplitMix64& rng, SearchStats& stats,
+                     const std::function<void(const std::string&)>& progress) {
+  return solve(costs, grid, spec, levels, deadline, rng, stats, true, Effort::kFull, progress);
 }
 
 }  // namespace rankshape

@@ -20,6 +20,8 @@
 #ifndef RANKSHAPE_LIB_RELABEL_MULTILEVEL_H_
 #define RANKSHAPE_LIB_RELABEL_MULTILEVEL_H_
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "lib/model/objective.h"
@@ -33,9 +35,11 @@ namespace rankshape {
 /// then rack, ...) of old rank r at level j; may be empty. When
 /// use_known_levels is false, or a level's groups differ in size, ranks are
 /// clustered by cost instead.
+/// progress (may be empty) hears about each box shape tried at the top.
 Labelling multilevel(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
                      const std::vector<std::vector<int>>& levels, const Deadline& deadline,
-                     SplitMix64& rng, SearchStats& stats);
+                     SplitMix64& rng, SearchStats& stats,
+                     const std::function<void(const std::string&)>& progress = {});
 
 /// Every box shape b for a group of g ranks in grid: prod b_k = g and b_k
 /// divides q_k.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -223,7 +224,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     stats = hill_climb(state, deadline, rng, hints_for(costs, o));
     result.labelling = state.labelling();
   } else if (a == "multilevel") {
-    result.labelling = multilevel(costs, grid, o.objective, o.levels, deadline, rng, stats);
+    result.labelling = multilevel(costs, grid, o.objective, o.levels, deadline, rng, stats, say);
   } else if (a == "auto") {
     if (p <= 8) {
       result.labelling = brute_force(costs, grid, o.objective);
@@ -239,15 +240,17 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
           best_value = v;
           from = name;
         }
-        say(name + ": objective " + std::to_string(v.primary) + " after " +
-            std::to_string(deadline.elapsed()) + " s");
+        char line[160];
+        std::snprintf(line, sizeof line, "%s: objective %.6g (best so far %.6g)", name.c_str(),
+                      v.primary, best_value.primary);
+        say(line);
       };
       if (!o.levels.empty()) consider(node_aware(costs, grid, o), "node-aware");
       const int starts = p <= 1024 ? 4 : p < 4096 ? 2 : 1;
       int done = 0;
       for (int s = 0; s < starts && !(done > 0 && deadline.passed()); ++s, ++done) {
         SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
-        consider(multilevel(costs, grid, o.objective, o.levels, deadline, start_rng, stats),
+        consider(multilevel(costs, grid, o.objective, o.levels, deadline, start_rng, stats, say),
                  "multilevel start " + std::to_string(s + 1) + "/" + std::to_string(starts));
       }
       if (done < starts) stats.time_limited = true;
