@@ -13,27 +13,15 @@ namespace rankshape {
 namespace {
 
 const SyntheticMachine& large_machine() {
-  static const SyntheticMachine m = [] {
-    MachineSpec s;
-    s.racks = 16;
-    s.nodes_per_rack = 64;
-    s.sockets_per_node = 2;
-    s.cores_per_socket = 32;
-    s.order = RankOrder::kRandom;
-    return generate_machine(s);
-  }();
+  static const SyntheticMachine m =
+      generate_machine(machine_shape(16, 64, 2, 32, RankOrder::kRandom));
   return m;
 }
 
 const DenseCosts& dense_1024() {
   static const DenseCosts d = [] {
-    MachineSpec s;
-    s.racks = 2;
-    s.nodes_per_rack = 16;
-    s.sockets_per_node = 2;
-    s.cores_per_socket = 16;
+    MachineSpec s = machine_shape(2, 16, 2, 16, RankOrder::kRandom);
     s.noise = 0.1;
-    s.order = RankOrder::kRandom;
     return to_dense(generate_machine(s).costs);
   }();
   return d;

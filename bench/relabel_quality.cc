@@ -33,13 +33,8 @@ struct Instance {
 };
 
 MachineSpec machine(int racks, int nodes, int sockets, int cores, double noise = 0) {
-  MachineSpec m;
-  m.racks = racks;
-  m.nodes_per_rack = nodes;
-  m.sockets_per_node = sockets;
-  m.cores_per_socket = cores;
+  MachineSpec m = machine_shape(racks, nodes, sockets, cores, RankOrder::kRandom);
   m.noise = noise;
-  m.order = RankOrder::kRandom;
   m.seed = 42;
   return m;
 }

@@ -48,6 +48,18 @@ struct MachineSpec {
   std::uint64_t seed = 1;
 };
 
+/// The shape of a machine with the default level costs, in one call.
+inline MachineSpec machine_shape(int racks, int nodes_per_rack, int sockets_per_node,
+                                 int cores_per_socket, RankOrder order = RankOrder::kBlock) {
+  MachineSpec m;
+  m.racks = racks;
+  m.nodes_per_rack = nodes_per_rack;
+  m.sockets_per_node = sockets_per_node;
+  m.cores_per_socket = cores_per_socket;
+  m.order = order;
+  return m;
+}
+
 struct SyntheticMachine {
   StructuredCosts costs;
   Placement placement;  // host names "r<rack>n<node>" (or "n<node>" with one rack)

@@ -90,12 +90,7 @@ struct Planted {
 // engine must do at least as well as the unscrambled (block) layout.
 TEST(RelabelTest, PlantedMachinesReachThePlantedLayout) {
   const auto spec = [](int racks, int nodes, int sockets, int cores, RankOrder order) {
-    MachineSpec m;
-    m.racks = racks;
-    m.nodes_per_rack = nodes;
-    m.sockets_per_node = sockets;
-    m.cores_per_socket = cores;
-    m.order = order;
+    MachineSpec m = machine_shape(racks, nodes, sockets, cores, order);
     m.seed = static_cast<std::uint64_t>(racks * 1000 + nodes * 100 + cores);
     return m;
   };
@@ -125,13 +120,8 @@ TEST(RelabelTest, PlantedMachinesReachThePlantedLayout) {
 }
 
 TEST(RelabelTest, SameSeedSameLabelling) {
-  MachineSpec m;
-  m.racks = 2;
-  m.nodes_per_rack = 4;
-  m.sockets_per_node = 2;
-  m.cores_per_socket = 4;
+  MachineSpec m = machine_shape(2, 4, 2, 4, RankOrder::kRandom);
   m.noise = 0.2;
-  m.order = RankOrder::kRandom;
   const SyntheticMachine s = generate_machine(m);
   const Grid g({4, 4, 4});
   for (const std::string& a : relabel_algorithms()) {
@@ -214,13 +204,7 @@ TEST(RelabelTest, RejectsBadOptions) {
 }
 
 TEST(RelabelTest, AnExhaustedBudgetStillGivesAValidAnswer) {
-  MachineSpec m;
-  m.racks = 2;
-  m.nodes_per_rack = 8;
-  m.sockets_per_node = 2;
-  m.cores_per_socket = 8;
-  m.order = RankOrder::kRandom;
-  const SyntheticMachine s = generate_machine(m);
+  const SyntheticMachine s = generate_machine(machine_shape(2, 8, 2, 8, RankOrder::kRandom));
   RelabelOptions o;
   o.time_limit = 0;
   const RelabelResult r = relabel(s.costs, Grid({16, 16}), o);

@@ -130,13 +130,7 @@ TEST(SyntheticMachineTest, RejectsBadSpecs) {
 }
 
 TEST(SyntheticMachineTest, SixtyFourThousandRanksStayCompact) {
-  MachineSpec m;
-  m.racks = 16;
-  m.nodes_per_rack = 64;
-  m.sockets_per_node = 2;
-  m.cores_per_socket = 32;
-  m.order = RankOrder::kRandom;
-  const SyntheticMachine s = generate_machine(m);
+  const SyntheticMachine s = generate_machine(machine_shape(16, 64, 2, 32, RankOrder::kRandom));
   EXPECT_EQ(s.costs.size(), 65536);
   EXPECT_LT(s.costs.memory_bytes(), 1u << 20);
 }
