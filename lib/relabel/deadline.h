@@ -22,8 +22,6 @@ class Deadline {
     return std::max(0.0, std::chrono::duration<double>(end_ - Clock::now()).count());
   }
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  /// A deadline at now + fraction of what remains (never later than this one).
-  Deadline share(double fraction) const { return Deadline(remaining() * fraction); }
 
  private:
   Clock::time_point start_;

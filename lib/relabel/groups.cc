@@ -48,10 +48,11 @@ Grouping from_members(std::vector<std::vector<int>> members, int n) {
 // KL over all pairs of groups costs O(groups^2 * g^3) per pass; above this
 // many groups the greedy clusters stand as they are.
 constexpr std::size_t kMaxGroupsForKl = 128;
+constexpr int kMaxGroupSizeForKl = 64;
 
 }  // namespace
 
-Grouping cluster_items(const Costs& costs, int g, SplitMix64& rng) {
+Grouping cluster_items(const Costs& costs, int g, SplitMix64& rng, const Deadline& deadline) {
   const int n = costs.size();
   if (g < 1 || n % g != 0) {
     throw std::invalid_argument("cluster_items: " + std::to_string(n) +
@@ -90,8 +91,8 @@ Grouping cluster_items(const Costs& costs, int g, SplitMix64& rng) {
       members.push_back(std::move(group));
     }
   });
-  if (g > 1 && members.size() > 1 && members.size() <= kMaxGroupsForKl) {
-    refine_partition_kl(costs, members, Deadline(1e9));
+  if (g > 1 && g <= kMaxGroupSizeForKl && members.size() > 1 && members.size() <= kMaxGroupsForKl) {
+    refine_partition_kl(costs, members, deadline);
   }
   return from_members(std::move(members), n);
 }
@@ -100,13 +101,17 @@ DenseCosts coarse_costs(const Costs& costs, const Grouping& grouping) {
   const int m = static_cast<int>(grouping.members.size());
   std::vector<double> out(static_cast<std::size_t>(m) * m, 0.0);
   const auto* structured = dynamic_cast<const StructuredCosts*>(&costs);
-  // Groups that are exactly the nodes of a structured machine: the cost
-  // between any two members of different nodes is the node cost.
+  // Groups that each lie in one node, no two in the same node: the cost
+  // between members of two groups is the cost between their nodes.
   bool node_groups = structured != nullptr;
+  std::vector<char> node_taken(structured ? structured->spec().nodes : 0, 0);
   for (int a = 0; a < m && node_groups; ++a) {
     const int node = structured->location(OldRank(grouping.members[a][0])).node;
-    for (int item : grouping.members[a])
+    for (int item : grouping.members[a]) {
       node_groups &= structured->location(OldRank(item)).node == node;
+    }
+    node_groups &= !node_taken[node];
+    node_taken[node] = 1;
   }
   for (int a = 0; a < m; ++a) {
     for (int b = a + 1; b < m; ++b) {

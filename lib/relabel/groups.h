@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lib/model/costs.h"
+#include "lib/relabel/deadline.h"
 #include "lib/util/random.h"
 
 namespace rankshape {
@@ -20,15 +21,16 @@ struct Grouping {
 
 /// The grouping given by a label per item (e.g. the node of each rank), if
 /// every group has the same size; nullopt otherwise. Groups are numbered in
-/// order of their smallest label.
+/// order of their smallest member.
 std::optional<Grouping> grouping_from_labels(const std::vector<int>& labels);
 
 /// Groups of g mutually close items (n must be a multiple of g): each group
 /// grows from a seed (taken in random order) by repeatedly adding the
 /// unassigned item with the smallest total cost to the group, the
 /// generalisation of heavy-edge matching. Then multi-way Kernighan-Lin
-/// refines the partition when there are few enough groups. O(n^2) lookups.
-Grouping cluster_items(const Costs& costs, int g, SplitMix64& rng);
+/// refines the partition, until the deadline, when groups are few and small
+/// enough (at most 128 groups of at most 64). O(n^2) lookups.
+Grouping cluster_items(const Costs& costs, int g, SplitMix64& rng, const Deadline& deadline);
 
 /// Average cost between the members of two groups, for every pair of
 /// groups (0 on the diagonal). O(n^2) lookups; exact and O(groups^2) when

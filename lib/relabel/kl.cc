@@ -10,7 +10,10 @@ namespace {
 double d(const Costs& c, int a, int b) { return c.cost(OldRank(a), OldRank(b)); }
 
 // One KL pass over groups a and b; returns the gain applied (0 if none).
-double improve_pair(const Costs& c, std::vector<int>& a, std::vector<int>& b) {
+// At the deadline the pass stops early and applies the best prefix of the
+// swaps recorded so far (each prefix is a valid exchange).
+double improve_pair(const Costs& c, std::vector<int>& a, std::vector<int>& b,
+                    const Deadline& deadline) {
   const int n = static_cast<int>(a.size());
   std::vector<double> va(n), vb(n);
   for (int i = 0; i < n; ++i) {
@@ -23,6 +26,7 @@ double improve_pair(const Costs& c, std::vector<int>& a, std::vector<int>& b) {
   std::vector<std::pair<int, int>> swaps;
   std::vector<double> gains;
   for (int step = 0; step < n; ++step) {
+    if (step % 8 == 7 && deadline.passed()) break;
     double best = -std::numeric_limits<double>::infinity();
     int bi = -1, bj = -1;
     for (int i = 0; i < n; ++i) {
@@ -53,7 +57,7 @@ double improve_pair(const Costs& c, std::vector<int>& a, std::vector<int>& b) {
   const double tolerance = 1e-9 * scale;
   double sum = 0, best_sum = 0;
   int best_k = -1;
-  for (int k = 0; k < n; ++k) {
+  for (int k = 0; k < static_cast<int>(gains.size()); ++k) {
     sum += gains[k];
     if (sum > best_sum && sum > tolerance) {
       best_sum = sum;
@@ -87,8 +91,8 @@ double refine_partition_kl(const Costs& costs, std::vector<std::vector<int>>& gr
   while (improved && !deadline.passed()) {
     improved = false;
     for (std::size_t i = 0; i < groups.size() && !deadline.passed(); ++i) {
-      for (std::size_t j = i + 1; j < groups.size(); ++j) {
-        const double g = improve_pair(costs, groups[i], groups[j]);
+      for (std::size_t j = i + 1; j < groups.size() && !deadline.passed(); ++j) {
+        const double g = improve_pair(costs, groups[i], groups[j], deadline);
         if (g > 0) {
           total_gain += g;
           improved = true;

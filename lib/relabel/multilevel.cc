@@ -13,6 +13,9 @@ namespace {
 // At most this many box shapes are tried in full at the top level; lower
 // levels take the best by estimate.
 constexpr std::size_t kTopCandidates = 12;
+// Coarse and inner problems right under the top with at most this many
+// items also try several box shapes.
+constexpr int kBranchBelow = 512;
 // Coarse and inner problems this small are solved exactly (6! = 720
 // labellings); larger ones would cost more than the search they replace.
 constexpr int kExactBelow = 6;
@@ -29,6 +32,18 @@ void box_shapes_from(int k, int left, const Grid& grid, std::vector<int>& curren
     box_shapes_from(k + 1, left / b, grid, current, out);
     current.pop_back();
   }
+}
+
+// What a coarse fibre of dimension k stands for. Its pair costs appear b_k^2
+// times in each fine fibre through it (b_k members of every group); with
+// the total of all fibres as objective it also stands for g / b_k fine
+// fibres.
+double coarse_weight(const ObjectiveSpec& spec, const std::vector<int>& box, int k) {
+  double g = 1;
+  for (int b : box) g *= b;
+  const double bk = box[k];
+  const double per_fibre = spec.fibre == FibreCost::kSumOfPairs ? bk * bk : 1.0;
+  return spec.aggregate == Aggregate::kSumOfAllFibres ? per_fibre * g / bk : per_fibre;
 }
 
 std::string format_value(double v) {
@@ -59,6 +74,7 @@ double box_estimate(const std::vector<int>& b, const Grid& grid, const Objective
     } else {
       fibre = groups > 1 ? c_out : (bk > 1 ? c_in : 0);
     }
+    if (spec.aggregate == Aggregate::kSumOfAllFibres) fibre *= grid.fibre_count(k);
     total += spec.weight(k) * fibre;
   }
   return total;
@@ -89,7 +105,7 @@ enum class Effort { kQuick, kFull };
 
 Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
                 const std::vector<std::vector<int>>& levels, const Deadline& deadline,
-                SplitMix64& rng, SearchStats& stats, bool branch, Effort effort,
+                SplitMix64& rng, SearchStats& stats, int depth, Effort effort,
                 const std::function<void(const std::string&)>& progress = {});
 
 void add(SearchStats& total, const SearchStats& s) {
@@ -111,7 +127,8 @@ struct Coarsening {
 };
 
 std::optional<Coarsening> coarsen(const Costs& costs, const Grid& grid,
-                                  const std::vector<std::vector<int>>& levels, SplitMix64& rng) {
+                                  const std::vector<std::vector<int>>& levels, SplitMix64& rng,
+                                  const Deadline& deadline) {
   const int n = grid.size();
   for (std::size_t li = 0; li < levels.size(); ++li) {
     std::optional<Grouping> g = grouping_from_labels(levels[li]);
@@ -139,7 +156,7 @@ std::optional<Coarsening> coarsen(const Costs& costs, const Grid& grid,
   for (int k : order) {
     const int g = smallest_prime_factor(grid.dim(k));
     if (g < 2 || g >= n) continue;
-    Coarsening c{cluster_items(costs, g, rng), {}, {}};
+    Coarsening c{cluster_items(costs, g, rng, deadline), {}, {}};
     for (int j : order) {
       if (grid.dim(j) % g != 0) continue;
       std::vector<int> b(grid.ndims(), 1);
@@ -153,11 +170,11 @@ std::optional<Coarsening> coarsen(const Costs& costs, const Grid& grid,
 
 Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
                 const std::vector<std::vector<int>>& levels, const Deadline& deadline,
-                SplitMix64& rng, SearchStats& stats, bool branch, Effort effort,
+                SplitMix64& rng, SearchStats& stats, int depth, Effort effort,
                 const std::function<void(const std::string&)>& progress) {
   const int n = grid.size();
   if (n <= kExactBelow) return brute_force(costs, grid, spec);
-  std::optional<Coarsening> level = coarsen(costs, grid, levels, rng);
+  std::optional<Coarsening> level = coarsen(costs, grid, levels, rng, deadline);
   if (!level) {
     IncrementalObjective state(costs, grid, Labelling::identity(n), spec);
     add(stats, hill_climb(state, deadline, rng, Neighbourhood{}, stall_limit(effort, n)));
@@ -185,7 +202,10 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
   for (auto& b : level->boxes) ranked.emplace_back(box_estimate(b, grid, spec, c_in, c_out), b);
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
-  ranked.resize(std::min(ranked.size(), branch ? kTopCandidates : std::size_t{1}));
+  // The top level tries several box shapes, and so do small levels right
+  // under it (deeper branching would multiply the work at every level).
+  const bool try_several = depth == 0 || (depth == 1 && n <= kBranchBelow);
+  ranked.resize(std::min(ranked.size(), try_several ? kTopCandidates : std::size_t{1}));
 
   // Groups with identical inner costs (the nodes of a machine, the nodes of
   // a rack) share one inner problem: solve it once per box shape.
@@ -199,31 +219,41 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
     }
     if (nodes) structured_nodes = sc;
   }
+  // Members in core order, so that nodes using the same cores pose the same
+  // inner problem whatever the order of their ranks.
+  std::vector<std::vector<int>> members_in_order = grouping.members;
+  if (structured_nodes) {
+    for (auto& group : members_in_order) {
+      std::stable_sort(group.begin(), group.end(), [&](int x, int y) {
+        return structured_nodes->location(OldRank(x)).core <
+               structured_nodes->location(OldRank(y)).core;
+      });
+    }
+  }
   const auto build = [&](const std::vector<int>& box, Effort level_effort) {
     std::vector<int> coarse_dims(grid.ndims());
     ObjectiveSpec coarse_spec = spec;
     coarse_spec.dimension_weights.assign(grid.ndims(), 1.0);
     for (int k = 0; k < grid.ndims(); ++k) {
       coarse_dims[k] = grid.dim(k) / box[k];
-      const double scale = spec.fibre == FibreCost::kSumOfPairs ? box[k] * box[k] : 1.0;
-      coarse_spec.dimension_weights[k] = spec.weight(k) * scale;
+      coarse_spec.dimension_weights[k] = spec.weight(k) * coarse_weight(spec, box, k);
     }
     const Labelling coarse_labelling =
         solve(coarse, Grid(coarse_dims), coarse_spec, level->coarse_levels, deadline, rng, stats,
-              false, level_effort);
+              depth + 1, level_effort);
     const Grid box_grid(box);
     // On a structured machine a node's inner costs are fixed by its cores.
     std::map<std::vector<int>, Labelling> by_cores;
     std::map<std::vector<double>, Labelling> by_costs;
     std::vector<Labelling> inner;
     inner.reserve(grouping.members.size());
-    for (const auto& members : grouping.members) {
+    for (const auto& members : members_in_order) {
       if (grouping.group_size <= 2) {
         inner.push_back(Labelling::identity(grouping.group_size));
         continue;
       }
       const auto solve_inner = [&] {
-        return solve(sub_costs(costs, members), box_grid, spec, {}, deadline, rng, stats, false,
+        return solve(sub_costs(costs, members), box_grid, spec, {}, deadline, rng, stats, depth + 1,
                      level_effort);
       };
       if (structured_nodes) {
@@ -243,7 +273,7 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
         inner.push_back(it->second);
       }
     }
-    return compose(grid, box, coarse_labelling, grouping.members, inner);
+    return compose(grid, box, coarse_labelling, members_in_order, inner);
   };
 
   // Compare box shapes on quick solutions, then solve the best one fully.
@@ -314,7 +344,7 @@ Labelling multilevel(const Costs& costs, const Grid& grid, const ObjectiveSpec& 
                      const std::vector<std::vector<int>>& levels, const Deadline& deadline,
                      SplitMix64& rng, SearchStats& stats,
                      const std::function<void(const std::string&)>& progress) {
-  return solve(costs, grid, spec, levels, deadline, rng, stats, true, Effort::kFull, progress);
+  return solve(costs, grid, spec, levels, deadline, rng, stats, 0, Effort::kFull, progress);
 }
 
 }  // namespace rankshape

@@ -8,8 +8,10 @@
 // of the grid, so the coarse problem is the grid q / b over groups, with
 // coarse costs the average member distance and dimension k weighted by
 // b_k^2 (a fine fibre of dimension k takes b_k members of every group on
-// its coarse fibre). Coarse problems recurse; tiny ones (p <= 8) are solved
-// exactly. Inside a box, members are arranged by solving the box's own
+// its coarse fibre; times g / b_k more under the "total" objective). Coarse
+// problems recurse; tiny ones (p <= 6) are solved exactly. Above 16,384
+// ranks with no usable known level, plain hill-climbing from the identity
+// takes over (clustering is quadratic). Inside a box, members are arranged by solving the box's own
 // problem on their costs (once per distinct set of cores on a structured
 // machine). Each level ends with hill-climbing.
 //
@@ -32,9 +34,9 @@
 namespace rankshape {
 
 /// levels: known hierarchy, finest first: levels[j][r] is the group (node,
-/// then rack, ...) of old rank r at level j; may be empty. When
-/// use_known_levels is false, or a level's groups differ in size, ranks are
-/// clustered by cost instead.
+/// then rack, ...) of old rank r at level j; may be empty. When a level's
+/// groups differ in size (or fit no box), ranks are clustered by cost
+/// instead.
 /// progress (may be empty) hears about each box shape tried at the top.
 Labelling multilevel(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
                      const std::vector<std::vector<int>>& levels, const Deadline& deadline,

@@ -165,8 +165,8 @@ Neighbourhood hints_for(const Costs& costs, const RelabelOptions& o) {
 }  // namespace
 
 RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions& options) {
-  const Deadline deadline(options.time_limit);
   if (!(options.time_limit >= 0)) throw std::invalid_argument("time limit must be >= 0 seconds");
+  const Deadline deadline(options.time_limit);
   if (costs.size() != grid.size()) {
     throw std::invalid_argument("grid " + grid.to_string() + " has " + std::to_string(grid.size()) +
                                 " positions but the costs cover " + std::to_string(costs.size()) +
@@ -260,8 +260,9 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     }
   }
   result.seconds = deadline.elapsed();
-  // kl and metis stop refining at the deadline without counting moves.
-  result.time_limited = stats.time_limited || ((a == "kl" || a == "metis") && deadline.passed());
+  // Some steps (Scotch, brute force, neighbour searches) cannot stop early:
+  // any run that ends past its limit says so.
+  result.time_limited = stats.time_limited || deadline.passed();
   result.evaluations = stats.evaluations;
   result.after = evaluate(costs, grid, result.labelling, o.objective);
   return result;

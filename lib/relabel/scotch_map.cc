@@ -15,6 +15,9 @@
 namespace rankshape {
 namespace {
 
+// Edge ends of the guest graph: 32-bit indices, and 1 GiB of them at most.
+constexpr std::int64_t kMaxScotchEdges = std::int64_t{1} << 28;
+
 void check(int code, const char* call) {
   if (code != 0) throw std::runtime_error(std::string("Scotch: ") + call + " failed");
 }
@@ -157,7 +160,16 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
   }
 
   // Guest: a clique per fibre.
+  std::int64_t edge_count = 0;
+  for (int k = 0; k < grid.ndims(); ++k)
+    edge_count += static_cast<std::int64_t>(p) * (grid.dim(k) - 1);
+  if (edge_count > kMaxScotchEdges) {
+    throw std::invalid_argument("scotch: the grid's fibre cliques have " +
+                                std::to_string(edge_count) + " edge ends, over the limit of " +
+                                std::to_string(kMaxScotchEdges) + " (fibres too long)");
+  }
   std::vector<SCOTCH_Num> verts = {0}, edges;
+  edges.reserve(static_cast<std::size_t>(edge_count));
   for (int x = 0; x < p; ++x) {
     for (int k = 0; k < grid.ndims(); ++k) {
       const int f = grid.fibre_of(NewRank(x), k);

@@ -34,10 +34,14 @@ Labelling brute_force(const Costs& costs, const Grid& grid, const ObjectiveSpec&
 
 namespace {
 
-// Position in fibre f of dimension k whose rank costs most to the others.
+// Position in fibre f of dimension k whose rank costs most to the others,
+// judged on up to kSample of them (long fibres would cost O(q^2)).
+constexpr int kSample = 256;
+
 NewRank worst_member(const IncrementalObjective& s, int k, int f) {
   const Grid& g = s.grid();
   const int q = g.dim(k);
+  const int stride = q > kSample ? q / kSample : 1;
   NewRank worst = g.fibre_member(k, f, 0);
   double worst_cost = -1;
   for (int t = 0; t < q; ++t) {
@@ -45,7 +49,9 @@ NewRank worst_member(const IncrementalObjective& s, int k, int f) {
     const OldRank r = s.labelling().old_of(pos);
     double sum = 0;
     visit_costs(s.costs(), [&](const auto& c) {
-      for (int u = 0; u < q; ++u) sum += c.cost(r, s.labelling().old_of(g.fibre_member(k, f, u)));
+      for (int u = 0; u < q; u += stride) {
+        sum += c.cost(r, s.labelling().old_of(g.fibre_member(k, f, u)));
+      }
     });
     if (sum > worst_cost) {
       worst_cost = sum;
@@ -65,8 +71,10 @@ SearchStats hill_climb(IncrementalObjective& state, const Deadline& deadline, Sp
   if (p < 2) return stats;
   if (stall_limit <= 0) stall_limit = std::min<std::int64_t>(20LL * p, 100000);
   std::vector<int> dims;
+  // Only dimensions with several fibres can change: in a dimension with one
+  // fibre every rank is in it whatever the labelling.
   for (int k = 0; k < grid.ndims(); ++k) {
-    if (grid.dim(k) > 1) dims.push_back(k);
+    if (grid.dim(k) > 1 && grid.fibre_count(k) > 1) dims.push_back(k);
   }
   if (dims.empty()) return stats;
   // Candidates drawn per chosen fibre before choosing again.

@@ -76,8 +76,8 @@ fi
 check "relabel finds the planted objective" 0 "after: " \
   "$relabel" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/r.perm" --report "$dir/r.json" \
   --placement "$dir/m.placement" --rankfile "$dir/r.rankfile" --seed 3
-planted=$("$evaluate" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/m.planted" | sed -n 's/.*planted: objective \([0-9.e+]*\).*/\1/p')
-found=$(sed -n 's/.*"objective_after": \([0-9.e+]*\).*/\1/p' "$dir/r.json")
+planted=$("$evaluate" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/m.planted" | sed -n 's/.*planted: objective \([-0-9.e+]*\).*/\1/p')
+found=$(sed -n 's/.*"objective_after": \([-0-9.e+]*\).*/\1/p' "$dir/r.json")
 if [ -z "$found" ] || [ -z "$planted" ] || ! awk -v f="$found" -v p="$planted" 'BEGIN { exit !(f <= p) }'; then
   echo "FAIL: relabel reached '$found', the planted layout '$planted'" >&2
   failures=$((failures + 1))

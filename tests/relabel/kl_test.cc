@@ -48,11 +48,36 @@ TEST(GroupsTest, LabelsAndClusters) {
   EXPECT_EQ(g->group_size, 2);
   EXPECT_EQ(g->members, (std::vector<std::vector<int>>{{0, 2}, {1, 3}}));
   SplitMix64 rng(1);
-  const Grouping c = cluster_items(two_pairs(), 2, rng);
+  const Grouping c = cluster_items(two_pairs(), 2, rng, Deadline(10));
   EXPECT_EQ(c.members, (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
   const DenseCosts coarse = coarse_costs(two_pairs(), c);
   EXPECT_EQ(coarse.cost(OldRank(0), OldRank(1)), 10);
-  EXPECT_THROW(cluster_items(two_pairs(), 3, rng), std::invalid_argument);
+  EXPECT_THROW(cluster_items(two_pairs(), 3, rng, Deadline(10)), std::invalid_argument);
+}
+
+// Groups that share a node (clusters on a machine with unequal nodes) must
+// get their members' real costs, not the node-to-node cost.
+TEST(GroupsTest, CoarseCostsOfGroupsSharingANode) {
+  StructuredSpec s;
+  s.cores_per_node = 8;
+  s.core_costs.assign(64, 1);
+  for (int c = 0; c < 8; ++c) s.core_costs[c * 8 + c] = 0;
+  s.nodes = 2;
+  s.rack_costs = {100};
+  for (int r = 0; r < 12; ++r) s.ranks.push_back({r < 8 ? 0 : 1, r % 8});  // 8 + 4 ranks
+  const StructuredCosts c(std::move(s));
+  Grouping g;
+  g.group_size = 2;
+  g.members = {{0, 1}, {2, 3}, {8, 9}};
+  g.group_of = {0, 0, 1, 1, -1, -1, -1, -1, 2, 2, -1, -1};
+  const DenseCosts coarse = coarse_costs(c, g);
+  EXPECT_EQ(coarse.cost(OldRank(0), OldRank(1)), 1);  // both on node 0
+  EXPECT_EQ(coarse.cost(OldRank(0), OldRank(2)), 100);
+  // Whole nodes as groups take the node cost directly.
+  Grouping nodes;
+  nodes.group_size = 2;
+  nodes.members = {{0, 1}, {8, 9}};
+  EXPECT_EQ(coarse_costs(c, nodes).cost(OldRank(0), OldRank(1)), 100);
 }
 
 TEST(MultilevelTest, BoxShapesAndComposition) {

@@ -119,6 +119,47 @@ TEST(RelabelTest, PlantedMachinesReachThePlantedLayout) {
   }
 }
 
+TEST(RelabelTest, OtherObjectivesAndUnequalNodes) {
+  const SyntheticMachine s = generate_machine(machine_shape(2, 4, 2, 4, RankOrder::kRandom));
+  const Grid g({4, 4, 4});
+  for (const char* name : {"total", "thesis-max", "sum-max:max-pair"}) {
+    RelabelOptions o;
+    o.objective = ObjectiveSpec::parse(name);
+    const double planted = evaluate(s.costs, g, block_order(s.costs), o.objective).value.primary;
+    // Max-pair fibre costs are flat (one link decides), which leaves local
+    // search few signals: there the engine ends 2% above the planted layout
+    // (52 against 51), a known loss recorded in the README.
+    const double slack = o.objective.fibre == FibreCost::kMaxPair ? 1.05 : 1 + 1e-12;
+    EXPECT_LE(relabel(s.costs, g, o).after.value.primary, planted * slack) << name;
+  }
+  // 12 ranks on nodes of 8 and 4: no equal groups, clustering takes over.
+  StructuredSpec spec;
+  spec.cores_per_node = 8;
+  spec.core_costs.assign(64, 1);
+  for (int c = 0; c < 8; ++c) spec.core_costs[c * 8 + c] = 0;
+  spec.nodes = 2;
+  spec.rack_costs = {100};
+  std::vector<int> slots = {0, 8, 1, 9, 2, 10, 3, 11, 4, 5, 6, 7};  // interleaved
+  for (int slot : slots) spec.ranks.push_back({slot / 8, slot % 8});
+  const StructuredCosts uneven(std::move(spec));
+  const Grid row_per_node({3, 4});
+  // Best: the 4 ranks of node 1 fill one row (3 rows: 2 from node 0, 1 from
+  // node 1): rows cost 6 each, columns 2 x 100 + 1 each.
+  const RelabelResult r = relabel(uneven, row_per_node, RelabelOptions{});
+  EXPECT_EQ(r.after.value.primary, 6 + 201);
+}
+
+TEST(RelabelTest, ClusteringStopsAtTheDeadline) {
+  // 2 x 509 (prime): groups of 509 by clustering, no known levels.
+  const DenseCosts c = random_costs(1018, 5);
+  RelabelOptions o;
+  o.algorithm = "multilevel";
+  o.time_limit = 0;
+  const RelabelResult r = relabel(c, Grid({2, 509}), o);
+  EXPECT_TRUE(r.time_limited);
+  EXPECT_EQ(r.labelling.size(), 1018);
+}
+
 TEST(RelabelTest, SameSeedSameLabelling) {
   MachineSpec m = machine_shape(2, 4, 2, 4, RankOrder::kRandom);
   m.noise = 0.2;
