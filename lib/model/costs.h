@@ -42,6 +42,12 @@ class DenseCosts final : public Costs {
   /// negative, NaN or infinite entry (the message names the entry).
   DenseCosts(int p, std::vector<double> row_major);
 
+  /// For matrices symmetric, finite and non-negative by construction (the
+  /// averages of valid costs): skips the O(p^2) validation, which dominates
+  /// the multilevel search's coarsening otherwise. Only the size is checked.
+  struct Trusted {};
+  DenseCosts(int p, std::vector<double> row_major, Trusted);
+
   int size() const override { return p_; }
   double cost(OldRank a, OldRank b) const override {
     return values_[static_cast<std::size_t>(a.value()) * p_ + b.value()];

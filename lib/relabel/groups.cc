@@ -129,7 +129,7 @@ DenseCosts coarse_costs(const Costs& costs, const Grouping& grouping) {
       out[static_cast<std::size_t>(a) * m + b] = out[static_cast<std::size_t>(b) * m + a] = avg;
     }
   }
-  return DenseCosts(m, std::move(out));
+  return DenseCosts(m, std::move(out), DenseCosts::Trusted{});
 }
 
 std::vector<std::vector<int>> nearest_items(const Costs& costs, int k) {

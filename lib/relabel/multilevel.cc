@@ -89,7 +89,7 @@ DenseCosts sub_costs(const Costs& costs, const std::vector<int>& items) {
         m[static_cast<std::size_t>(i) * g + j] = costs.cost(OldRank(items[i]), OldRank(items[j]));
     }
   }
-  return DenseCosts(g, std::move(m));
+  return DenseCosts(g, std::move(m), DenseCosts::Trusted{});
 }
 
 Neighbourhood neighbourhood_of(const Grouping& grouping) {
