@@ -1,0 +1,161 @@
+// measure: an MPI program that measures what the ranks of this job cost
+// each other and writes files that relabel reads unchanged:
+//   mpirun -np P measure --out DIR [--mode dense|hierarchical|model] ...
+//   relabel --costs DIR/costs.txt --placement DIR/placement.txt --grid ... --perm ...
+#include <fmt/format.h>
+#include <mpi.h>
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "lib/io/atomic_file.h"
+#include "lib/io/formats.h"
+#include "lib/measure/hierarchy.h"
+#include "lib/measure/pingpong.h"
+#include "lib/mpi/communicator.h"
+
+namespace {
+
+using namespace rankshape;
+
+struct Args {
+  std::string out, mode = "dense", metric = "time", topology;
+  std::vector<std::size_t> sizes = {8, 4096, 65536, 262144};
+  double message_bytes = 65536, stall_seconds = 60, inter_node = 10;
+  int reps = 10, warmup = 2;
+  std::uint64_t seed = 1;
+};
+
+void make_directory(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
+    throw std::runtime_error("cannot create " + dir + ": " + std::strerror(errno));
+  }
+}
+
+int run(const Args& a, const mpi::Communicator& world) {
+  const double started = MPI_Wtime();
+  const bool root = world.rank() == 0;
+  PingPongOptions o;
+  o.sizes = a.sizes;
+  o.repetitions = a.reps;
+  o.warmup = a.warmup;
+  o.seed = a.seed;
+  o.stall_seconds = a.stall_seconds;
+  const double wall_start = MPI_Wtime();
+  o.progress = [wall_start](const std::string& line) {
+    if (MPI_Wtime() - wall_start >= 2.0) std::cerr << "measure: " << line << "\n";
+  };
+  const Metric metric = parse_metric(a.metric);
+  const JobLayout layout = gather_layout(world);
+  nlohmann::json summary = {{"mode", a.mode},
+                            {"p", world.size()},
+                            {"nodes", layout.nodes},
+                            {"metric", metric_name(metric)},
+                            {"message_bytes", a.message_bytes},
+                            {"sizes", a.sizes},
+                            {"repetitions", a.reps},
+                            {"warmup", a.warmup},
+                            {"seed", a.seed},
+                            {"simulated_time", mpi_is_simulated()}};
+  const std::string costs_path = a.out + "/costs.txt";
+  if (a.mode == "dense") {
+    const PingPongResult r = measure_pingpong(world, o);
+    summary["fit"] = {{"worst_r_squared", r.worst_r_squared}, {"mean_r_squared", r.mean_r_squared}};
+    summary["rounds_seconds"] = r.seconds;
+    if (root) write_dense_costs(costs_path, costs_from(r, metric, a.message_bytes));
+  } else if (a.mode == "hierarchical") {
+    const HierarchicalResult r = measure_hierarchical(world, layout, o, metric, a.message_bytes);
+    summary["fit"] = {{"nodes_worst_r_squared", r.nodes.worst_r_squared},
+                      {"inner_node_worst_r_squared", r.inner_node.worst_r_squared}};
+    if (root) write_structured_costs(costs_path, r.costs);
+  } else {
+    const StructuredCosts c = model_from_topology(layout, a.inter_node, a.topology);
+    summary["inter_node_cost"] = a.inter_node;
+    if (root) write_structured_costs(costs_path, c);
+  }
+  summary["seconds"] = MPI_Wtime() - started;
+  if (root) {
+    write_placement(a.out + "/placement.txt", layout.placement);
+    write_file_atomically(a.out + "/summary.json",
+                          [&](std::ostream& out) { out << summary.dump(2) << "\n"; });
+    std::cout << fmt::format(
+        "measure: {} ranks on {} node(s), {} mode, metric {}: {}/costs.txt, "
+        "{}/placement.txt, {}/summary.json ({:.3g} s{})\n",
+        world.size(), layout.nodes, a.mode, metric_name(metric), a.out, a.out, a.out,
+        summary["seconds"].get<double>(), mpi_is_simulated() ? " simulated" : "");
+  }
+  world.barrier();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  CLI::App app(
+      "Measures pairwise communication costs of this MPI job and writes costs, placement "
+      "and a JSON summary for relabel.",
+      "measure");
+  Args a;
+  app.add_option("--out", a.out, "output folder (created if missing)")->required();
+  app.add_option("--mode", a.mode,
+                 "dense: every pair by ping-pong; hierarchical: node-to-node by one rank per "
+                 "node and inside node 0; model: hwloc topology, no messages")
+      ->check(CLI::IsMember({"dense", "hierarchical", "model"}))
+      ->capture_default_str();
+  app.add_option("--metric", a.metric,
+                 "latency (smallest message), inverse-bandwidth (s/byte) or time (l + g m)")
+      ->check(CLI::IsMember({"latency", "inverse-bandwidth", "time"}))
+      ->capture_default_str();
+  app.add_option("--message-bytes", a.message_bytes, "m for --metric time")
+      ->check(CLI::Range(0.0, 1e12))
+      ->capture_default_str();
+  app.add_option("--sizes", a.sizes, "message sizes in bytes (at least two different)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--reps", a.reps, "timed repetitions per size")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--warmup", a.warmup, "untimed repetitions first")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("--seed", a.seed, "seed of the partner schedule")->capture_default_str();
+  app.add_option("--stall-seconds", a.stall_seconds,
+                 "end the run when a partner does not answer for this long (0: never)")
+      ->capture_default_str();
+  app.add_option("--inter-node-cost", a.inter_node, "model mode: cost between nodes")
+      ->capture_default_str();
+  app.add_option("--topology", a.topology, "model mode: hwloc XML to use instead of this machine");
+  int status = 0;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Every rank sees the same arguments; only rank 0 speaks.
+    status = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 2);
+    MPI_Finalize();
+    return status == 0 ? 0 : 2;
+  }
+  try {
+    const mpi::Communicator world(MPI_COMM_WORLD, mpi::Ownership::kBorrow);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (rank == 0) make_directory(a.out);
+    status = run(a, world);
+  } catch (const std::invalid_argument& e) {
+    // Bad options are seen alike by every rank: end together.
+    if (rank == 0) std::cerr << "measure: error: " << e.what() << "\n";
+    MPI_Finalize();
+    return 1;
+  } catch (const std::exception& e) {
+    // Anything else may have left other ranks inside a collective.
+    std::cerr << "measure: rank " << rank << ": error: " << e.what() << "\n";
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return status;
+}

@@ -1,0 +1,188 @@
+#include "lib/measure/hierarchy.h"
+
+#include <hwloc.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+namespace rankshape {
+namespace {
+
+// Broadcasts a vector of doubles from rank 0 of comm.
+void bcast(const mpi::Communicator& comm, std::vector<double>& v) {
+  int n = static_cast<int>(v.size());
+  mpi::check(MPI_Bcast(&n, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  v.resize(n);
+  if (n > 0) mpi::check(MPI_Bcast(v.data(), n, MPI_DOUBLE, 0, comm.get()), "MPI_Bcast");
+}
+
+// Core costs for every pair of core indices < cores, from node 0's matrix
+// of size s (pairs beyond it get the mean).
+std::vector<double> core_matrix(const std::vector<double>& measured, int s, int cores) {
+  double mean = 0;
+  int count = 0;
+  for (int a = 0; a < s; ++a) {
+    for (int b = 0; b < s; ++b) {
+      if (a != b) {
+        mean += measured[static_cast<std::size_t>(a) * s + b];
+        ++count;
+      }
+    }
+  }
+  mean = count ? mean / count : 0;
+  std::vector<double> out(static_cast<std::size_t>(cores) * cores, mean);
+  for (int a = 0; a < cores; ++a) {
+    for (int b = 0; b < cores; ++b) {
+      if (a == b) {
+        out[static_cast<std::size_t>(a) * cores + b] = 0;
+      } else if (a < s && b < s) {
+        out[static_cast<std::size_t>(a) * cores + b] =
+            measured[static_cast<std::size_t>(a) * s + b];
+      }
+    }
+  }
+  return out;
+}
+
+StructuredSpec spec_for(const JobLayout& layout, std::vector<double> core_costs, int cores,
+                        std::vector<float> node_costs) {
+  StructuredSpec s;
+  s.cores_per_node = cores;
+  s.core_costs = std::move(core_costs);
+  s.nodes = layout.nodes;
+  s.node_costs = std::move(node_costs);
+  for (std::size_t r = 0; r < layout.node_of.size(); ++r) {
+    s.ranks.push_back({layout.node_of[r], layout.index_in_node[r]});
+  }
+  if (s.node_costs.empty() || layout.nodes == 1) {
+    s.node_costs.clear();
+    s.rack_costs = {0};  // one node: never used
+    if (layout.nodes > 1) throw std::logic_error("node costs missing");
+  }
+  return s;
+}
+
+int largest_node(const JobLayout& layout) {
+  std::vector<int> sizes(layout.nodes, 0);
+  for (int n : layout.node_of) ++sizes[n];
+  return *std::max_element(sizes.begin(), sizes.end());
+}
+
+}  // namespace
+
+JobLayout gather_layout(const mpi::Communicator& comm) {
+  const int p = comm.size();
+  const mpi::Communicator node = comm.split_by_node();
+  const bool simulated = mpi_is_simulated();
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  mpi::check(MPI_Get_processor_name(name, &length), "MPI_Get_processor_name");
+  const int cpu = simulated ? node.rank() : std::max(0, sched_getcpu());
+  std::vector<char> names(static_cast<std::size_t>(p) * MPI_MAX_PROCESSOR_NAME);
+  mpi::check(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(),
+                           MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm.get()),
+             "MPI_Allgather");
+  const std::vector<int> cpus = comm.allgather(cpu);
+  // Node identity: the lowest comm rank in each rank's shared-memory node.
+  int leader = comm.rank();
+  mpi::check(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node.get()),
+             "MPI_Allreduce");
+  const std::vector<int> leaders = comm.allgather(leader);
+  const std::vector<int> local = comm.allgather(node.rank());
+  JobLayout layout{Placement({{"?", 0}}), {}, local, 0};
+  std::map<int, int> node_index;
+  std::vector<HostCore> entries;
+  for (int r = 0; r < p; ++r) {
+    const auto [it, added] = node_index.emplace(leaders[r], static_cast<int>(node_index.size()));
+    layout.node_of.push_back(it->second);
+    const char* host = names.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME;
+    entries.push_back({std::string(host, strnlen(host, MPI_MAX_PROCESSOR_NAME)), cpus[r]});
+  }
+  layout.nodes = static_cast<int>(node_index.size());
+  layout.placement = Placement(std::move(entries));
+  return layout;
+}
+
+HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const JobLayout& layout,
+                                        const PingPongOptions& options, Metric metric,
+                                        double message_bytes) {
+  const int me = comm.rank();
+  const mpi::Communicator node = comm.split_by_node();
+  const bool leader = node.rank() == 0;
+  const mpi::Communicator leaders = comm.split(leader ? 0 : 1, me);
+  PingPongResult between, inside;
+  std::vector<double> node_matrix, core_measured;
+  if (leader) {
+    between = measure_pingpong(leaders, options);
+    if (me == 0) node_matrix = metric_matrix(between, metric, message_bytes);
+  }
+  if (layout.node_of[me] == 0) {
+    inside = measure_pingpong(node, options);
+    if (me == 0) core_measured = metric_matrix(inside, metric, message_bytes);
+  }
+  if (layout.node_of[0] != 0) throw std::logic_error("rank 0 must be on node 0");
+  bcast(comm, node_matrix);
+  bcast(comm, core_measured);
+  const int cores = largest_node(layout);
+  int s0 = 0;
+  for (int n : layout.node_of) s0 += n == 0;
+  std::vector<float> node_costs(node_matrix.begin(), node_matrix.end());
+  StructuredSpec spec =
+      spec_for(layout, core_matrix(core_measured, s0, cores), cores, std::move(node_costs));
+  return HierarchicalResult{StructuredCosts(std::move(spec)), between, inside};
+}
+
+StructuredCosts model_from_topology(const JobLayout& layout, double inter_node,
+                                    const std::string& topology_xml) {
+  if (!(inter_node >= 0)) throw std::invalid_argument("inter-node cost must be >= 0");
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) throw std::runtime_error("hwloc_topology_init failed");
+  if (!topology_xml.empty() && hwloc_topology_set_xml(topo, topology_xml.c_str()) != 0) {
+    hwloc_topology_destroy(topo);
+    throw std::runtime_error("hwloc cannot read topology " + topology_xml);
+  }
+  if (hwloc_topology_load(topo) != 0) {
+    hwloc_topology_destroy(topo);
+    throw std::runtime_error("hwloc_topology_load failed");
+  }
+  const int cores = largest_node(layout);
+  const int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  // PU of every core index of node 0 (its ranks in order); further indices
+  // wrap around the PUs.
+  std::vector<hwloc_obj_t> pu(cores, nullptr);
+  std::vector<int> node0_cpus;
+  for (std::size_t r = 0; r < layout.node_of.size(); ++r) {
+    if (layout.node_of[r] == 0)
+      node0_cpus.push_back(layout.placement.of(OldRank(static_cast<int>(r))).core);
+  }
+  for (int c = 0; c < cores; ++c) {
+    const int cpu = c < static_cast<int>(node0_cpus.size()) ? node0_cpus[c] : c;
+    hwloc_obj_t obj = hwloc_get_pu_obj_by_os_index(topo, static_cast<unsigned>(cpu));
+    if (!obj) obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, static_cast<unsigned>(cpu % pus));
+    pu[c] = obj;
+  }
+  std::vector<double> core_costs(static_cast<std::size_t>(cores) * cores, 0);
+  for (int a = 0; a < cores; ++a) {
+    for (int b = 0; b < cores; ++b) {
+      if (a == b) continue;
+      const hwloc_obj_t common = hwloc_get_common_ancestor_obj(topo, pu[a], pu[b]);
+      // Two ranks on one PU (oversubscribed) still pay a little.
+      core_costs[static_cast<std::size_t>(a) * cores + b] =
+          pu[a] == pu[b] ? 0.5 : static_cast<double>(pu[a]->depth - common->depth);
+    }
+  }
+  hwloc_topology_destroy(topo);
+  std::vector<float> node_costs;
+  if (layout.nodes > 1) {
+    node_costs.assign(static_cast<std::size_t>(layout.nodes) * layout.nodes,
+                      static_cast<float>(inter_node));
+    for (int n = 0; n < layout.nodes; ++n)
+      node_costs[static_cast<std::size_t>(n) * layout.nodes + n] = 0;
+  }
+  return StructuredCosts(spec_for(layout, std::move(core_costs), cores, std::move(node_costs)));
+}
+
+}  // namespace rankshape

@@ -1,0 +1,54 @@
+// Costs for large jobs without a p x p sweep: nodes from
+// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), node-to-node costs measured by
+// one rank per node, core-to-core costs measured inside one representative
+// node (node 0) or taken from the hwloc topology tree. Rounds grow with the
+// number of nodes, not ranks. The result is the structured form.
+#ifndef RANKSHAPE_LIB_MEASURE_HIERARCHY_H_
+#define RANKSHAPE_LIB_MEASURE_HIERARCHY_H_
+
+#include <string>
+#include <vector>
+
+#include "lib/measure/pingpong.h"
+#include "lib/model/costs.h"
+#include "lib/model/placement.h"
+#include "lib/mpi/communicator.h"
+
+namespace rankshape {
+
+/// Where every rank of comm runs, as every rank learns it: the host
+/// (MPI_Get_processor_name) and the CPU it runs on now (sched_getcpu);
+/// under SMPI the simulated host and the rank's index inside it.
+struct JobLayout {
+  Placement placement;
+  std::vector<int> node_of;        // node index of each rank (nodes in order of first rank)
+  std::vector<int> index_in_node;  // rank's index among its node's ranks
+  int nodes = 0;
+};
+JobLayout gather_layout(const mpi::Communicator& comm);
+
+struct HierarchicalResult {
+  StructuredCosts costs;
+  PingPongResult nodes;       // among node leaders (p = number of nodes)
+  PingPongResult inner_node;  // inside node 0 (p = its size; empty when modelled)
+};
+
+/// Collective. Node-to-node and core-to-core costs by ping-pong, for the
+/// chosen metric. Nodes with fewer ranks than the largest use its cores;
+/// core pairs node 0 does not have get node 0's mean core cost.
+HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const JobLayout& layout,
+                                        const PingPongOptions& options, Metric metric,
+                                        double message_bytes);
+
+/// No messages timed: a rank pair inside a node costs the
+/// number of hwloc levels up to the objects they share (1 for two threads
+/// of a core, more for cores that only share a cache, a NUMA node or a
+/// package), measured on the PUs the ranks of node 0 run on; any pair
+/// across nodes costs inter_node. topology_xml, if not empty, replaces the
+/// machine's own topology (needed under SMPI, where hwloc sees the host).
+StructuredCosts model_from_topology(const JobLayout& layout, double inter_node,
+                                    const std::string& topology_xml);
+
+}  // namespace rankshape
+
+#endif  // RANKSHAPE_LIB_MEASURE_HIERARCHY_H_

@@ -1,0 +1,176 @@
+#include "lib/measure/pingpong.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "lib/measure/fit.h"
+#include "lib/measure/schedule.h"
+#include "lib/measure/stall_guard.h"
+
+namespace rankshape {
+
+bool mpi_is_simulated() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return false;
+  const std::string v(version, length);
+  return v.find("SMPI") != std::string::npos || v.find("SimGrid") != std::string::npos;
+}
+
+Metric parse_metric(const std::string& name) {
+  if (name == "latency") return Metric::kStartup;
+  if (name == "inverse-bandwidth") return Metric::kInverseBandwidth;
+  if (name == "time") return Metric::kMessageTime;
+  throw std::invalid_argument("unknown metric '" + name +
+                              "': expected latency, inverse-bandwidth or time");
+}
+
+std::string metric_name(Metric metric) {
+  switch (metric) {
+    case Metric::kStartup:
+      return "latency";
+    case Metric::kInverseBandwidth:
+      return "inverse-bandwidth";
+    case Metric::kMessageTime:
+      return "time";
+  }
+  return "?";
+}
+
+namespace {
+
+void check_options(const PingPongOptions& o) {
+  std::vector<std::size_t> sorted = o.sizes;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  if (sorted.size() < 2) {
+    throw std::invalid_argument("ping-pong needs at least two different message sizes");
+  }
+  if (o.repetitions < 1) throw std::invalid_argument("ping-pong needs at least one repetition");
+  if (o.warmup < 0) throw std::invalid_argument("warm-up repetitions must be >= 0");
+  if (sorted.back() > (std::size_t{1} << 30)) {
+    throw std::invalid_argument("message sizes are limited to 1 GiB");
+  }
+}
+
+}  // namespace
+
+PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOptions& o) {
+  check_options(o);
+  const int p = comm.size();
+  const int me = comm.rank();
+  const PartnerSchedule schedule = PartnerSchedule::random(p, o.seed);
+  const std::size_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
+  std::vector<char> buffer(std::max<std::size_t>(largest, 1), 0);
+  StallGuard guard(me, mpi_is_simulated() ? 0 : o.stall_seconds);
+
+  PingPongResult r;
+  r.p = p;
+  const auto pp = static_cast<std::size_t>(p) * p;
+  std::vector<double> local(4 * pp, 0.0);  // startup, latency, g, r^2 (initiator rows)
+  const double started = MPI_Wtime();
+  std::vector<double> sizes_d(o.sizes.begin(), o.sizes.end());
+  for (int round = 0; round < schedule.rounds(); ++round) {
+    const int partner = schedule.partner(me, round);
+    if (partner != me) {
+      const bool initiator = me < partner;
+      guard.arm("rank " + std::to_string(me) + " waiting for rank " + std::to_string(partner) +
+                " in ping-pong round " + std::to_string(round));
+      std::vector<double> per_size;
+      for (std::size_t size : o.sizes) {
+        const int count = static_cast<int>(size);
+        std::vector<double> times;
+        for (int rep = 0; rep < o.warmup + o.repetitions; ++rep) {
+          if (initiator) {
+            const double t0 = MPI_Wtime();
+            mpi::check(MPI_Send(buffer.data(), count, MPI_BYTE, partner, round, comm.get()),
+                       "MPI_Send");
+            mpi::check(MPI_Recv(buffer.data(), count, MPI_BYTE, partner, round, comm.get(),
+                                MPI_STATUS_IGNORE),
+                       "MPI_Recv");
+            if (rep >= o.warmup) times.push_back((MPI_Wtime() - t0) / 2);
+          } else {
+            mpi::check(MPI_Recv(buffer.data(), count, MPI_BYTE, partner, round, comm.get(),
+                                MPI_STATUS_IGNORE),
+                       "MPI_Recv");
+            mpi::check(MPI_Send(buffer.data(), count, MPI_BYTE, partner, round, comm.get()),
+                       "MPI_Send");
+          }
+        }
+        if (initiator) per_size.push_back(median(without_outliers(times)));
+      }
+      if (initiator) {
+        const LineFit f = fit_line(sizes_d, per_size);
+        const std::size_t at = static_cast<std::size_t>(me) * p + partner;
+        local[at] = per_size[0];
+        local[pp + at] = f.latency;
+        local[2 * pp + at] = f.inverse_bandwidth;
+        local[3 * pp + at] = f.r_squared;
+      }
+    }
+    guard.arm("rank " + std::to_string(me) + " waiting at the barrier after round " +
+              std::to_string(round));
+    comm.barrier();
+    guard.disarm();
+    if (me == 0 && o.progress && (round + 1) % std::max(1, schedule.rounds() / 10) == 0) {
+      const double elapsed = MPI_Wtime() - started;
+      const double left = elapsed / (round + 1) * (schedule.rounds() - round - 1);
+      char line[160];
+      std::snprintf(line, sizeof line, "ping-pong round %d of %d, %.1f s so far, about %.1f s left",
+                    round + 1, schedule.rounds(), elapsed, left);
+      o.progress(line);
+    }
+  }
+  std::vector<double> all(4 * pp, 0.0);
+  mpi::check(MPI_Allreduce(local.data(), all.data(), static_cast<int>(4 * pp), MPI_DOUBLE, MPI_SUM,
+                           comm.get()),
+             "MPI_Allreduce");
+  r.startup.assign(pp, 0);
+  r.latency.assign(pp, 0);
+  r.inverse_bandwidth.assign(pp, 0);
+  double r2_sum = 0;
+  int pairs = 0;
+  for (int a = 0; a < p; ++a) {
+    for (int b = a + 1; b < p; ++b) {
+      const std::size_t ab = static_cast<std::size_t>(a) * p + b;
+      const std::size_t ba = static_cast<std::size_t>(b) * p + a;
+      r.startup[ab] = r.startup[ba] = all[ab];
+      r.latency[ab] = r.latency[ba] = all[pp + ab];
+      r.inverse_bandwidth[ab] = r.inverse_bandwidth[ba] = all[2 * pp + ab];
+      const double r2 = all[3 * pp + ab];
+      r.worst_r_squared = pairs == 0 ? r2 : std::min(r.worst_r_squared, r2);
+      r2_sum += r2;
+      ++pairs;
+    }
+  }
+  r.mean_r_squared = pairs ? r2_sum / pairs : 1;
+  r.seconds = MPI_Wtime() - started;
+  return r;
+}
+
+DenseCosts costs_from(const PingPongResult& r, Metric metric, double message_bytes) {
+  return DenseCosts(r.p, metric_matrix(r, metric, message_bytes));
+}
+
+std::vector<double> metric_matrix(const PingPongResult& r, Metric metric, double message_bytes) {
+  std::vector<double> m(static_cast<std::size_t>(r.p) * r.p, 0.0);
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    double v = 0;
+    switch (metric) {
+      case Metric::kStartup:
+        v = r.startup[i];
+        break;
+      case Metric::kInverseBandwidth:
+        v = r.inverse_bandwidth[i];
+        break;
+      case Metric::kMessageTime:
+        v = r.latency[i] + r.inverse_bandwidth[i] * message_bytes;
+        break;
+    }
+    m[i] = std::max(0.0, v);
+  }
+  return m;
+}
+
+}  // namespace rankshape

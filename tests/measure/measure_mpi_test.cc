@@ -1,0 +1,111 @@
+// MPI tests of measurement, run at 1, 2, 3, 4, 7 and 8 ranks.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "lib/measure/hierarchy.h"
+#include "lib/measure/pingpong.h"
+
+namespace rankshape {
+namespace {
+
+mpi::Communicator world() { return mpi::Communicator(MPI_COMM_WORLD, mpi::Ownership::kBorrow); }
+
+PingPongOptions quick() {
+  PingPongOptions o;
+  o.sizes = {8, 1024, 8192};
+  o.repetitions = 3;
+  o.warmup = 1;
+  return o;
+}
+
+TEST(PingPongTest, EveryPairIsMeasuredAndTheMatrixIsSymmetric) {
+  const mpi::Communicator w = world();
+  const PingPongResult r = measure_pingpong(w, quick());
+  const int p = w.size();
+  ASSERT_EQ(r.p, p);
+  for (int a = 0; a < p; ++a) {
+    for (int b = 0; b < p; ++b) {
+      const std::size_t ab = static_cast<std::size_t>(a) * p + b;
+      const std::size_t ba = static_cast<std::size_t>(b) * p + a;
+      EXPECT_EQ(r.startup[ab], r.startup[ba]);
+      if (a == b) {
+        EXPECT_EQ(r.startup[ab], 0);
+      } else {
+        EXPECT_GT(r.startup[ab], 0) << a << "-" << b;  // every pair met once
+      }
+    }
+  }
+  EXPECT_GE(r.mean_r_squared, 0);
+  EXPECT_LE(r.mean_r_squared, 1 + 1e-9);
+  // Every rank holds the same matrix (it was reduced everywhere).
+  double sum = 0;
+  for (double v : r.startup) sum += v;
+  double max_sum = 0, min_sum = 0;
+  MPI_Allreduce(&sum, &max_sum, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&sum, &min_sum, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_EQ(max_sum, min_sum);
+  const DenseCosts c = costs_from(r, Metric::kMessageTime, 4096);
+  EXPECT_EQ(c.size(), p);
+}
+
+TEST(PingPongTest, BadOptionsFailOnEveryRankAlike) {
+  PingPongOptions o = quick();
+  o.sizes = {64, 64};
+  EXPECT_THROW(measure_pingpong(world(), o), std::invalid_argument);
+  o = quick();
+  o.repetitions = 0;
+  EXPECT_THROW(measure_pingpong(world(), o), std::invalid_argument);
+  EXPECT_THROW(parse_metric("speed"), std::invalid_argument);
+}
+
+TEST(LayoutTest, NodesAndPlacementAgreeWithMpi) {
+  const mpi::Communicator w = world();
+  const JobLayout layout = gather_layout(w);
+  ASSERT_EQ(layout.placement.size(), w.size());
+  ASSERT_EQ(static_cast<int>(layout.node_of.size()), w.size());
+  const mpi::Communicator node = w.split_by_node();
+  // Ranks in my node are exactly those with my node index.
+  int same = 0;
+  for (int n : layout.node_of) same += n == layout.node_of[w.rank()];
+  EXPECT_EQ(same, node.size());
+  EXPECT_EQ(layout.index_in_node[w.rank()], node.rank());
+  EXPECT_EQ(layout.node_of[0], 0);
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  EXPECT_EQ(layout.placement.of(OldRank(w.rank())).host, std::string(name, length));
+}
+
+TEST(HierarchyTest, MeasuredAndModelledFormsCoverEveryRank) {
+  const mpi::Communicator w = world();
+  const JobLayout layout = gather_layout(w);
+  const HierarchicalResult h = measure_hierarchical(w, layout, quick(), Metric::kStartup, 0);
+  EXPECT_EQ(h.costs.size(), w.size());
+  EXPECT_EQ(h.costs.spec().nodes, layout.nodes);
+  for (int a = 0; a < w.size(); ++a) {
+    for (int b = 0; b < w.size(); ++b) {
+      if (a != b) {
+        EXPECT_GE(h.costs.cost(OldRank(a), OldRank(b)), 0);
+      }
+    }
+  }
+  const StructuredCosts m = model_from_topology(layout, 10, "");
+  EXPECT_EQ(m.size(), w.size());
+  for (int a = 0; a < w.size(); ++a) {
+    for (int b = 0; b < w.size(); ++b) {
+      if (a == b) continue;
+      const double c = m.cost(OldRank(a), OldRank(b));
+      EXPECT_GT(c, 0);
+      if (layout.node_of[a] != layout.node_of[b]) {
+        EXPECT_EQ(c, 10);
+      } else {
+        EXPECT_LT(c, 10);  // inside a node, cheaper than across
+      }
+    }
+  }
+  EXPECT_THROW(model_from_topology(layout, -1, ""), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rankshape
