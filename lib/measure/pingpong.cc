@@ -75,8 +75,8 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
     const int partner = schedule.partner(me, round);
     if (partner != me) {
       const bool initiator = me < partner;
-      guard.arm("rank " + std::to_string(me) + " waiting for rank " + std::to_string(partner) +
-                " in ping-pong round " + std::to_string(round));
+      guard.arm("waiting for rank " + std::to_string(partner) + " in ping-pong round " +
+                std::to_string(round));
       std::vector<double> per_size;
       for (std::size_t size : o.sizes) {
         const int count = static_cast<int>(size);
@@ -109,8 +109,7 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
         local[3 * pp + at] = f.r_squared;
       }
     }
-    guard.arm("rank " + std::to_string(me) + " waiting at the barrier after round " +
-              std::to_string(round));
+    guard.arm("waiting at the barrier after round " + std::to_string(round));
     comm.barrier();
     guard.disarm();
     if (me == 0 && o.progress && (round + 1) % std::max(1, schedule.rounds() / 10) == 0) {

@@ -25,7 +25,8 @@ class StallGuard {
   StallGuard(const StallGuard&) = delete;
   StallGuard& operator=(const StallGuard&) = delete;
 
-  /// Starts timing a step, e.g. "waiting for rank 5 in round 7".
+  /// Starts timing a step, e.g. "waiting for rank 5 in round 7"; the
+  /// message on a stall reads "measure: rank R: <step>: no answer ...".
   void arm(const std::string& step);
   void disarm();
 
