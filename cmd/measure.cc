@@ -14,8 +14,10 @@
 
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
+#include "lib/measure/bsp.h"
 #include "lib/measure/hierarchy.h"
 #include "lib/measure/pingpong.h"
+#include "lib/model/grid.h"
 #include "lib/mpi/communicator.h"
 
 namespace {
@@ -26,7 +28,10 @@ struct Args {
   std::string out, mode = "dense", metric = "time", topology;
   std::vector<std::size_t> sizes = {8, 4096, 65536, 262144};
   double message_bytes = 65536, stall_seconds = 60, inter_node = 10;
-  int reps = 10, warmup = 2;
+  int reps = 10, warmup = 2, sweeps = 1;
+  bool bsp = false;
+  std::string grid;
+  std::vector<std::size_t> bsp_words = {64, 1024, 16384};
   std::uint64_t seed = 1;
 };
 
@@ -36,6 +41,41 @@ void make_directory(const std::string& dir) {
   }
 }
 
+nlohmann::json bsp_json(const BspParameters& b) {
+  return {{"r_flops", b.r},
+          {"g_seconds_per_word", b.g},
+          {"l_seconds", b.l},
+          {"r_squared", b.r_squared}};
+}
+
+// BSP r, g, l of the whole job and, with --grid, of the fibres of every
+// dimension (world rank = grid position; the worst fibre per dimension).
+nlohmann::json measure_bsp_summary(const Args& a, const mpi::Communicator& world) {
+  nlohmann::json out = {{"communicator", bsp_json(measure_bsp(world, a.bsp_words, a.reps))}};
+  if (a.grid.empty()) return out;
+  const Grid grid = Grid::parse(a.grid);
+  if (grid.size() != world.size()) {
+    throw std::invalid_argument("grid " + grid.to_string() + " has " + std::to_string(grid.size()) +
+                                " positions for " + std::to_string(world.size()) + " ranks");
+  }
+  nlohmann::json dims = nlohmann::json::array();
+  for (int k = 0; k < grid.ndims(); ++k) {
+    const NewRank me(world.rank());
+    const mpi::Communicator fibre =
+        world.split(grid.fibre_of(me, k), grid.coords(me)[static_cast<std::size_t>(k)]);
+    BspParameters b = measure_bsp(fibre, a.bsp_words, a.reps);
+    double worst[2] = {b.g, b.l};
+    mpi::check(MPI_Allreduce(MPI_IN_PLACE, worst, 2, MPI_DOUBLE, MPI_MAX, world.get()),
+               "MPI_Allreduce");
+    dims.push_back({{"dimension", k},
+                    {"size", grid.dim(k)},
+                    {"worst_g_seconds_per_word", worst[0]},
+                    {"worst_l_seconds", worst[1]}});
+  }
+  out["fibres"] = dims;
+  return out;
+}
+
 int run(const Args& a, const mpi::Communicator& world) {
   const double started = MPI_Wtime();
   const bool root = world.rank() == 0;
@@ -43,6 +83,7 @@ int run(const Args& a, const mpi::Communicator& world) {
   o.sizes = a.sizes;
   o.repetitions = a.reps;
   o.warmup = a.warmup;
+  o.sweeps = a.sweeps;
   o.seed = a.seed;
   o.stall_seconds = a.stall_seconds;
   const double wall_start = MPI_Wtime();
@@ -77,6 +118,7 @@ int run(const Args& a, const mpi::Communicator& world) {
     summary["inter_node_cost"] = a.inter_node;
     if (root) write_structured_costs(costs_path, c);
   }
+  if (a.bsp) summary["bsp"] = measure_bsp_summary(a, world);
   summary["seconds"] = MPI_Wtime() - started;
   if (root) {
     write_placement(a.out + "/placement.txt", layout.placement);
@@ -126,6 +168,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_option("--seed", a.seed, "seed of the partner schedule")->capture_default_str();
+  app.add_option("--sweeps", a.sweeps, "full sweeps; the per-pair median is kept")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_flag("--bsp", a.bsp, "also measure BSP r, g, l (into summary.json)");
+  app.add_option("--grid", a.grid, "with --bsp: also g and l of every dimension's fibres");
+  app.add_option("--bsp-words", a.bsp_words, "with --bsp: h-relation sizes in 8-byte words")
+      ->delimiter(',')
+      ->capture_default_str();
   app.add_option("--stall-seconds", a.stall_seconds,
                  "end the run when a partner does not answer for this long (0: never)")
       ->capture_default_str();

@@ -49,6 +49,7 @@ void check_options(const PingPongOptions& o) {
   }
   if (o.repetitions < 1) throw std::invalid_argument("ping-pong needs at least one repetition");
   if (o.warmup < 0) throw std::invalid_argument("warm-up repetitions must be >= 0");
+  if (o.sweeps < 1) throw std::invalid_argument("ping-pong needs at least one sweep");
   if (sorted.back() > (std::size_t{1} << 30)) {
     throw std::invalid_argument("message sizes are limited to 1 GiB");
   }
@@ -60,7 +61,6 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
   check_options(o);
   const int p = comm.size();
   const int me = comm.rank();
-  const PartnerSchedule schedule = PartnerSchedule::random(p, o.seed);
   const std::size_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
   std::vector<char> buffer(std::max<std::size_t>(largest, 1), 0);
   StallGuard guard(me, mpi_is_simulated() ? 0 : o.stall_seconds);
@@ -68,63 +68,83 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
   PingPongResult r;
   r.p = p;
   const auto pp = static_cast<std::size_t>(p) * p;
-  std::vector<double> local(4 * pp, 0.0);  // startup, latency, g, r^2 (initiator rows)
   const double started = MPI_Wtime();
   std::vector<double> sizes_d(o.sizes.begin(), o.sizes.end());
-  for (int round = 0; round < schedule.rounds(); ++round) {
-    const int partner = schedule.partner(me, round);
-    if (partner != me) {
-      const bool initiator = me < partner;
-      guard.arm("waiting for rank " + std::to_string(partner) + " in ping-pong round " +
-                std::to_string(round));
-      std::vector<double> per_size;
-      for (std::size_t size : o.sizes) {
-        const int count = static_cast<int>(size);
-        std::vector<double> times;
-        for (int rep = 0; rep < o.warmup + o.repetitions; ++rep) {
-          if (initiator) {
-            const double t0 = MPI_Wtime();
-            mpi::check(MPI_Send(buffer.data(), count, MPI_BYTE, partner, round, comm.get()),
-                       "MPI_Send");
-            mpi::check(MPI_Recv(buffer.data(), count, MPI_BYTE, partner, round, comm.get(),
-                                MPI_STATUS_IGNORE),
-                       "MPI_Recv");
-            if (rep >= o.warmup) times.push_back((MPI_Wtime() - t0) / 2);
-          } else {
-            mpi::check(MPI_Recv(buffer.data(), count, MPI_BYTE, partner, round, comm.get(),
-                                MPI_STATUS_IGNORE),
-                       "MPI_Recv");
-            mpi::check(MPI_Send(buffer.data(), count, MPI_BYTE, partner, round, comm.get()),
-                       "MPI_Send");
+  const int total_rounds = o.sweeps * next_power_of_two(p);
+  int rounds_done = 0;
+  // One sweep: every pair once; returns startup, latency, g, r^2 as four
+  // p x p blocks (upper triangle), the same on every rank.
+  const auto sweep = [&](const PartnerSchedule& schedule) {
+    std::vector<double> local(4 * pp, 0.0);
+    for (int round = 0; round < schedule.rounds(); ++round) {
+      const int partner = schedule.partner(me, round);
+      if (partner != me) {
+        const bool initiator = me < partner;
+        guard.arm("waiting for rank " + std::to_string(partner) + " in ping-pong round " +
+                  std::to_string(round));
+        std::vector<double> per_size;
+        for (std::size_t size : o.sizes) {
+          const int count = static_cast<int>(size);
+          std::vector<double> times;
+          for (int rep = 0; rep < o.warmup + o.repetitions; ++rep) {
+            if (initiator) {
+              const double t0 = MPI_Wtime();
+              mpi::check(MPI_Send(buffer.data(), count, MPI_BYTE, partner, round, comm.get()),
+                         "MPI_Send");
+              mpi::check(MPI_Recv(buffer.data(), count, MPI_BYTE, partner, round, comm.get(),
+                                  MPI_STATUS_IGNORE),
+                         "MPI_Recv");
+              if (rep >= o.warmup) times.push_back((MPI_Wtime() - t0) / 2);
+            } else {
+              mpi::check(MPI_Recv(buffer.data(), count, MPI_BYTE, partner, round, comm.get(),
+                                  MPI_STATUS_IGNORE),
+                         "MPI_Recv");
+              mpi::check(MPI_Send(buffer.data(), count, MPI_BYTE, partner, round, comm.get()),
+                         "MPI_Send");
+            }
           }
+          if (initiator) per_size.push_back(median(without_outliers(times)));
         }
-        if (initiator) per_size.push_back(median(without_outliers(times)));
+        if (initiator) {
+          const LineFit f = fit_line(sizes_d, per_size);
+          const std::size_t at = static_cast<std::size_t>(me) * p + partner;
+          local[at] = per_size[0];
+          local[pp + at] = f.latency;
+          local[2 * pp + at] = f.inverse_bandwidth;
+          local[3 * pp + at] = f.r_squared;
+        }
       }
-      if (initiator) {
-        const LineFit f = fit_line(sizes_d, per_size);
-        const std::size_t at = static_cast<std::size_t>(me) * p + partner;
-        local[at] = per_size[0];
-        local[pp + at] = f.latency;
-        local[2 * pp + at] = f.inverse_bandwidth;
-        local[3 * pp + at] = f.r_squared;
+      guard.arm("waiting at the barrier after round " + std::to_string(round));
+      comm.barrier();
+      guard.disarm();
+      ++rounds_done;
+      if (me == 0 && o.progress && rounds_done % std::max(1, total_rounds / 10) == 0) {
+        const double elapsed = MPI_Wtime() - started;
+        const double left = elapsed / rounds_done * (total_rounds - rounds_done);
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "ping-pong round %d of %d, %.1f s so far, about %.1f s left", rounds_done,
+                      total_rounds, elapsed, left);
+        o.progress(line);
       }
     }
-    guard.arm("waiting at the barrier after round " + std::to_string(round));
-    comm.barrier();
-    guard.disarm();
-    if (me == 0 && o.progress && (round + 1) % std::max(1, schedule.rounds() / 10) == 0) {
-      const double elapsed = MPI_Wtime() - started;
-      const double left = elapsed / (round + 1) * (schedule.rounds() - round - 1);
-      char line[160];
-      std::snprintf(line, sizeof line, "ping-pong round %d of %d, %.1f s so far, about %.1f s left",
-                    round + 1, schedule.rounds(), elapsed, left);
-      o.progress(line);
-    }
+    std::vector<double> all(4 * pp, 0.0);
+    mpi::check(MPI_Allreduce(local.data(), all.data(), static_cast<int>(4 * pp), MPI_DOUBLE,
+                             MPI_SUM, comm.get()),
+               "MPI_Allreduce");
+    return all;
+  };
+  // Several sweeps, each with its own schedule, and the median per pair: a
+  // rank that was slow during one sweep does not decide the result.
+  std::vector<std::vector<double>> sweeps;
+  for (int k = 0; k < o.sweeps; ++k) {
+    sweeps.push_back(sweep(PartnerSchedule::random(p, o.seed + static_cast<std::uint64_t>(k))));
   }
-  std::vector<double> all(4 * pp, 0.0);
-  mpi::check(MPI_Allreduce(local.data(), all.data(), static_cast<int>(4 * pp), MPI_DOUBLE, MPI_SUM,
-                           comm.get()),
-             "MPI_Allreduce");
+  std::vector<double> all(4 * pp, 0.0), values(sweeps.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    for (std::size_t k = 0; k < sweeps.size(); ++k) values[k] = sweeps[k][i];
+    all[i] = median(values);
+  }
   r.startup.assign(pp, 0);
   r.latency.assign(pp, 0);
   r.inverse_bandwidth.assign(pp, 0);

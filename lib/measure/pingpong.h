@@ -5,7 +5,8 @@
 // (warm-up first), keeps the median one-way time per size after dropping
 // stragglers, and fits t = l + g * bytes by least squares. The smallest
 // size's median is the startup latency. Results are summed into a p x p
-// matrix on every rank. One sweep takes q = 2^ceil(log2 p) rounds.
+// matrix on every rank. One sweep takes q = 2^ceil(log2 p) rounds; with
+// several sweeps the per-pair median across sweeps is kept.
 #ifndef RANKSHAPE_LIB_MEASURE_PINGPONG_H_
 #define RANKSHAPE_LIB_MEASURE_PINGPONG_H_
 
@@ -26,6 +27,8 @@ struct PingPongOptions {
   std::vector<std::size_t> sizes = {8, 4096, 65536, 262144};
   int repetitions = 10;
   int warmup = 2;
+  /// Full sweeps, each with its own schedule; the median per pair is kept.
+  int sweeps = 1;
   std::uint64_t seed = 1;  // schedule alpha, beta (the same on every rank)
   /// Seconds one step may wait for a partner before the run ends; <= 0 off.
   double stall_seconds = 60;

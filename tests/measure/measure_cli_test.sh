@@ -30,6 +30,14 @@ for mode in dense hierarchical model; do
     fail "relabel refused measure's $mode output"
   fi
 done
+if "$run_mpi" "$launcher" 4 "$measure" --out "$TEST_TMPDIR/bsp" --sizes 8,2048 --reps 3 \
+  --sweeps 2 --bsp --grid 2x2 >"$TEST_TMPDIR/log" 2>&1 &&
+  grep -q '"worst_g_seconds_per_word"' "$TEST_TMPDIR/bsp/summary.json"; then
+  echo "ok: BSP r, g, l for the job and its fibres"
+else
+  fail "measure --bsp --grid 2x2"
+  cat "$TEST_TMPDIR/log" >&2
+fi
 if "$run_mpi" "$launcher" 2 "$measure" --out "$TEST_TMPDIR/bad" --sizes 64,64 \
   >"$TEST_TMPDIR/log" 2>&1; then
   fail "one message size was accepted"

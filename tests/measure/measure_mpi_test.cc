@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "lib/measure/bsp.h"
 #include "lib/measure/hierarchy.h"
 #include "lib/measure/pingpong.h"
 
@@ -47,6 +48,38 @@ TEST(PingPongTest, EveryPairIsMeasuredAndTheMatrixIsSymmetric) {
   EXPECT_EQ(max_sum, min_sum);
   const DenseCosts c = costs_from(r, Metric::kMessageTime, 4096);
   EXPECT_EQ(c.size(), p);
+}
+
+TEST(PingPongTest, SeveralSweepsKeepTheMedian) {
+  PingPongOptions o = quick();
+  o.sweeps = 3;
+  const PingPongResult r = measure_pingpong(world(), o);
+  for (int a = 0; a < r.p; ++a) {
+    for (int b = 0; b < r.p; ++b) {
+      if (a != b) {
+        EXPECT_GT(r.startup[static_cast<std::size_t>(a) * r.p + b], 0);
+      }
+    }
+  }
+  o.sweeps = 0;
+  EXPECT_THROW(measure_pingpong(world(), o), std::invalid_argument);
+}
+
+TEST(BspTest, ParametersArePositiveAndConsistent) {
+  const mpi::Communicator w = world();
+  const BspParameters b = measure_bsp(w, {64, 512, 4096}, 3);
+  EXPECT_GT(b.r, 0);
+  if (w.size() == 1) {
+    EXPECT_EQ(b.g, 0);
+    EXPECT_EQ(b.l, 0);
+  } else {
+    EXPECT_GE(b.g, 0);
+    EXPECT_GE(b.l, 0);
+    EXPECT_GT(b.g + b.l, 0);
+  }
+  if (w.size() > 1) {
+    EXPECT_THROW(measure_bsp(w, {1, 1}, 3), std::invalid_argument);
+  }
 }
 
 TEST(PingPongTest, BadOptionsFailOnEveryRankAlike) {
