@@ -7,6 +7,7 @@
 #include <map>
 
 #include "lib/util/random.h"
+#include "tests/testing/machines.h"
 
 namespace rankshape {
 namespace {
@@ -242,12 +243,7 @@ TEST(IncrementalObjectiveTest, RejectsDegenerateCycles) {
 }
 
 TEST(IncrementalObjectiveTest, WorksOnStructuredCosts) {
-  StructuredSpec s;
-  s.cores_per_node = 4;
-  s.core_costs.assign(16, 1);
-  for (int i = 0; i < 4; ++i) s.core_costs[i * 4 + i] = 0;
-  s.nodes = 4;
-  s.rack_costs = {25};
+  StructuredSpec s = testing::flat_machine(4, 4, 25);
   SplitMix64 rng(3);
   std::vector<int> slots(16);
   for (int i = 0; i < 16; ++i) slots[i] = i;

@@ -7,6 +7,7 @@
 #include "lib/relabel/groups.h"
 #include "lib/relabel/multilevel.h"
 #include "lib/synth/machine.h"
+#include "tests/testing/machines.h"
 
 namespace rankshape {
 namespace {
@@ -58,12 +59,7 @@ TEST(GroupsTest, LabelsAndClusters) {
 // Groups that share a node (clusters on a machine with unequal nodes) must
 // get their members' real costs, not the node-to-node cost.
 TEST(GroupsTest, CoarseCostsOfGroupsSharingANode) {
-  StructuredSpec s;
-  s.cores_per_node = 8;
-  s.core_costs.assign(64, 1);
-  for (int c = 0; c < 8; ++c) s.core_costs[c * 8 + c] = 0;
-  s.nodes = 2;
-  s.rack_costs = {100};
+  StructuredSpec s = testing::flat_machine(2, 8, 100);
   for (int r = 0; r < 12; ++r) s.ranks.push_back({r < 8 ? 0 : 1, r % 8});  // 8 + 4 ranks
   const StructuredCosts c(std::move(s));
   Grouping g;

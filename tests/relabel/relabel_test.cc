@@ -8,6 +8,7 @@
 #include "lib/relabel/search.h"
 #include "lib/synth/machine.h"
 #include "lib/util/random.h"
+#include "tests/testing/machines.h"
 
 namespace rankshape {
 namespace {
@@ -133,12 +134,7 @@ TEST(RelabelTest, OtherObjectivesAndUnequalNodes) {
     EXPECT_LE(relabel(s.costs, g, o).after.value.primary, planted * slack) << name;
   }
   // 12 ranks on nodes of 8 and 4: no equal groups, clustering takes over.
-  StructuredSpec spec;
-  spec.cores_per_node = 8;
-  spec.core_costs.assign(64, 1);
-  for (int c = 0; c < 8; ++c) spec.core_costs[c * 8 + c] = 0;
-  spec.nodes = 2;
-  spec.rack_costs = {100};
+  StructuredSpec spec = testing::flat_machine(2, 8, 100);
   std::vector<int> slots = {0, 8, 1, 9, 2, 10, 3, 11, 4, 5, 6, 7};  // interleaved
   for (int slot : slots) spec.ranks.push_back({slot / 8, slot % 8});
   const StructuredCosts uneven(std::move(spec));
