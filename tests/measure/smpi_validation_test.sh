@@ -1,6 +1,7 @@
 #!/bin/bash
-# Measurement recovers a planted machine: on the simulated 3-level cluster
-# data/platforms/rack2-node4-core4.xml, with ranks scrambled over its hosts,
+# Measurement recovers a planted machine: on a simulated cluster (2-level
+# node8-core4 or 3-level rack2-node4-core4 in data/platforms/), with ranks
+# scrambled over its hosts by its hostfile,
 # relabelling from the measured latencies reaches the same objective (under
 # the platform's true costs) as relabelling from the true costs. Also checks
 # that measure's output feeds relabel unchanged (costs + placement).
