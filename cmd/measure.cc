@@ -86,9 +86,8 @@ int run(const Args& a, const mpi::Communicator& world) {
   o.sweeps = a.sweeps;
   o.seed = a.seed;
   o.stall_seconds = a.stall_seconds;
-  const double wall_start = MPI_Wtime();
-  o.progress = [wall_start](const std::string& line) {
-    if (MPI_Wtime() - wall_start >= 2.0) std::cerr << "measure: " << line << "\n";
+  o.progress = [started](const std::string& line) {
+    if (MPI_Wtime() - started >= 2.0) std::cerr << "measure: " << line << "\n";
   };
   const Metric metric = parse_metric(a.metric);
   const JobLayout layout = gather_layout(world);

@@ -132,6 +132,12 @@ DenseCosts coarse_costs(const Costs& costs, const Grouping& grouping) {
   return DenseCosts(m, std::move(out), DenseCosts::Trusted{});
 }
 
+void order_by_core(const StructuredCosts& costs, std::vector<int>& members) {
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+    return costs.location(OldRank(a)).core < costs.location(OldRank(b)).core;
+  });
+}
+
 std::vector<std::vector<int>> nearest_items(const Costs& costs, int k) {
   const int n = costs.size();
   std::vector<std::vector<int>> out(n);

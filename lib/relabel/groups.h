@@ -37,6 +37,10 @@ Grouping cluster_items(const Costs& costs, int g, SplitMix64& rng, const Deadlin
 /// the groups are the nodes of a structured machine.
 DenseCosts coarse_costs(const Costs& costs, const Grouping& grouping);
 
+/// Sorts ranks of one node by the core they run on (stable), the order in
+/// which a structured machine's nodes pose identical inner problems.
+void order_by_core(const StructuredCosts& costs, std::vector<int>& members);
+
 /// Up to k closest other items of every item (ties by index). O(n^2).
 std::vector<std::vector<int>> nearest_items(const Costs& costs, int k);
 

@@ -223,12 +223,7 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
   // inner problem whatever the order of their ranks.
   std::vector<std::vector<int>> members_in_order = grouping.members;
   if (structured_nodes) {
-    for (auto& group : members_in_order) {
-      std::stable_sort(group.begin(), group.end(), [&](int x, int y) {
-        return structured_nodes->location(OldRank(x)).core <
-               structured_nodes->location(OldRank(y)).core;
-      });
-    }
+    for (auto& group : members_in_order) order_by_core(*structured_nodes, group);
   }
   const auto build = [&](const std::vector<int>& box, Effort level_effort) {
     std::vector<int> coarse_dims(grid.ndims());

@@ -53,11 +53,7 @@ std::vector<std::vector<int>> node_members(const Costs& costs, const std::vector
   const auto* structured = dynamic_cast<const StructuredCosts*>(&costs);
   std::vector<std::vector<int>> out;
   for (auto& [node, members] : by_node) {
-    if (structured) {
-      std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
-        return structured->location(OldRank(a)).core < structured->location(OldRank(b)).core;
-      });
-    }
+    if (structured) order_by_core(*structured, members);
     out.push_back(std::move(members));
   }
   std::sort(out.begin(), out.end());
@@ -100,9 +96,7 @@ Labelling node_aware(const Costs& costs, const Grid& grid, const RelabelOptions&
   const std::vector<std::vector<int>> boxes = box_shapes(static_cast<int>(size), grid);
   const Labelling in_order = Labelling::identity(static_cast<int>(size));
   const std::vector<Labelling> inner(nodes.size(), in_order);
-  std::vector<int> coarse_dims(grid.ndims());
   for (const auto& box : boxes) {
-    for (int k = 0; k < grid.ndims(); ++k) coarse_dims[k] = grid.dim(k) / box[k];
     Labelling l =
         compose(grid, box, Labelling::identity(static_cast<int>(nodes.size())), nodes, inner);
     const ObjectiveValue v = evaluate(costs, grid, l, o.objective).value;
