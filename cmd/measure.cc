@@ -86,6 +86,7 @@ int run(const Args& a, const mpi::Communicator& world) {
   o.sweeps = a.sweeps;
   o.seed = a.seed;
   o.stall_seconds = a.stall_seconds;
+  o.result_on_every_rank = false;  // only rank 0 writes
   o.progress = [started](const std::string& line) {
     if (MPI_Wtime() - started >= 2.0) std::cerr << "measure: " << line << "\n";
   };
@@ -111,7 +112,7 @@ int run(const Args& a, const mpi::Communicator& world) {
     const HierarchicalResult r = measure_hierarchical(world, layout, o, metric, a.message_bytes);
     summary["fit"] = {{"nodes_worst_r_squared", r.nodes.worst_r_squared},
                       {"inner_node_worst_r_squared", r.inner_node.worst_r_squared}};
-    if (root) write_structured_costs(costs_path, r.costs);
+    if (root) write_structured_costs(costs_path, *r.costs);
   } else {
     const StructuredCosts c = model_from_topology(layout, a.inter_node, a.topology);
     summary["inter_node_cost"] = a.inter_node;

@@ -32,7 +32,12 @@ case $launcher in
   smpi)
     # Bazel runs tests from the runfiles root, where data/ is.
     platform=${RANKSHAPE_SMPI_PLATFORM:-data/platforms/ci-cluster.xml}
+    # SMPI's default collectives are linear and slow to simulate beyond a
+    # few dozen ranks. MPICH's selection works at every rank count (SimGrid
+    # 3.32's Open MPI selection picks a pairwise alltoallv that refuses
+    # non-powers of two).
     cmd=(smpirun -np "$np" -platform "$platform" --cfg=smpi/host-speed:1Gf
+         --cfg=smpi/coll-selector:mpich
          --log=root.thresh:warning --log=smpi_config.thresh:warning "$binary" "$@")
     ;;
   *)

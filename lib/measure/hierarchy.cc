@@ -124,15 +124,20 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
     if (me == 0) core_measured = metric_matrix(inside, metric, message_bytes);
   }
   if (layout.node_of[0] != 0) throw std::logic_error("rank 0 must be on node 0");
-  bcast(comm, node_matrix);
-  bcast(comm, core_measured);
+  HierarchicalResult result{std::nullopt, between, inside};
+  if (options.result_on_every_rank) {
+    bcast(comm, node_matrix);
+    bcast(comm, core_measured);
+  } else if (me != 0) {
+    return result;
+  }
   const int cores = largest_node(layout);
   int s0 = 0;
   for (int n : layout.node_of) s0 += n == 0;
   std::vector<float> node_costs(node_matrix.begin(), node_matrix.end());
-  StructuredSpec spec =
-      spec_for(layout, core_matrix(core_measured, s0, cores), cores, std::move(node_costs));
-  return HierarchicalResult{StructuredCosts(std::move(spec)), between, inside};
+  result.costs = StructuredCosts(
+      spec_for(layout, core_matrix(core_measured, s0, cores), cores, std::move(node_costs)));
+  return result;
 }
 
 StructuredCosts model_from_topology(const JobLayout& layout, double inter_node,

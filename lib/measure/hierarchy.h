@@ -6,6 +6,7 @@
 #ifndef RANKSHAPE_LIB_MEASURE_HIERARCHY_H_
 #define RANKSHAPE_LIB_MEASURE_HIERARCHY_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,8 @@ struct JobLayout {
 JobLayout gather_layout(const mpi::Communicator& comm);
 
 struct HierarchicalResult {
-  StructuredCosts costs;
+  /// On rank 0, and on every rank when options.result_on_every_rank.
+  std::optional<StructuredCosts> costs;
   PingPongResult nodes;       // among node leaders (p = number of nodes)
   PingPongResult inner_node;  // inside node 0 (p = its size; empty when modelled)
 };

@@ -65,17 +65,17 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
   std::vector<char> buffer(std::max<std::size_t>(largest, 1), 0);
   StallGuard guard(me, mpi_is_simulated() ? 0 : o.stall_seconds);
 
-  PingPongResult r;
-  r.p = p;
-  const auto pp = static_cast<std::size_t>(p) * p;
   const double started = MPI_Wtime();
   std::vector<double> sizes_d(o.sizes.begin(), o.sizes.end());
   const int total_rounds = o.sweeps * next_power_of_two(p);
   int rounds_done = 0;
-  // One sweep: every pair once; returns startup, latency, g, r^2 as four
-  // p x p blocks (upper triangle), the same on every rank.
-  const auto sweep = [&](const PartnerSchedule& schedule) {
-    std::vector<double> local(4 * pp, 0.0);
+  // The lower rank of a pair times it in every sweep, so each rank keeps
+  // only its own row: startup, latency, g and r^2 for every higher partner,
+  // per sweep. Rows meet once at the end (4p values per rank, not p^2).
+  constexpr int kQuantities = 4;
+  const auto row_size = static_cast<std::size_t>(kQuantities) * p;
+  std::vector<double> mine(static_cast<std::size_t>(o.sweeps) * row_size, 0.0);
+  const auto sweep = [&](int k, const PartnerSchedule& schedule, double* row) {
     for (int round = 0; round < schedule.rounds(); ++round) {
       const int partner = schedule.partner(me, round);
       if (partner != me) {
@@ -91,6 +91,7 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
               const double t0 = MPI_Wtime();
               mpi::check(MPI_Send(buffer.data(), count, MPI_BYTE, partner, round, comm.get()),
                          "MPI_Send");
+              if (o.inject) o.inject({k, round, partner, rep});
               mpi::check(MPI_Recv(buffer.data(), count, MPI_BYTE, partner, round, comm.get(),
                                   MPI_STATUS_IGNORE),
                          "MPI_Recv");
@@ -99,6 +100,7 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
               mpi::check(MPI_Recv(buffer.data(), count, MPI_BYTE, partner, round, comm.get(),
                                   MPI_STATUS_IGNORE),
                          "MPI_Recv");
+              if (o.inject) o.inject({k, round, partner, rep});
               mpi::check(MPI_Send(buffer.data(), count, MPI_BYTE, partner, round, comm.get()),
                          "MPI_Send");
             }
@@ -107,11 +109,10 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
         }
         if (initiator) {
           const LineFit f = fit_line(sizes_d, per_size);
-          const std::size_t at = static_cast<std::size_t>(me) * p + partner;
-          local[at] = per_size[0];
-          local[pp + at] = f.latency;
-          local[2 * pp + at] = f.inverse_bandwidth;
-          local[3 * pp + at] = f.r_squared;
+          row[partner] = per_size[0];
+          row[p + partner] = f.latency;
+          row[2 * p + partner] = f.inverse_bandwidth;
+          row[3 * p + partner] = f.r_squared;
         }
       }
       guard.arm("waiting at the barrier after round " + std::to_string(round));
@@ -128,43 +129,56 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
         o.progress(line);
       }
     }
-    std::vector<double> all(4 * pp, 0.0);
-    mpi::check(MPI_Allreduce(local.data(), all.data(), static_cast<int>(4 * pp), MPI_DOUBLE,
-                             MPI_SUM, comm.get()),
-               "MPI_Allreduce");
-    return all;
   };
   // Several sweeps, each with its own schedule, and the median per pair: a
   // rank that was slow during one sweep does not decide the result.
-  std::vector<std::vector<double>> sweeps;
   for (int k = 0; k < o.sweeps; ++k) {
-    sweeps.push_back(sweep(PartnerSchedule::random(p, o.seed + static_cast<std::uint64_t>(k))));
+    sweep(k, PartnerSchedule::random(p, o.seed + static_cast<std::uint64_t>(k)),
+          mine.data() + static_cast<std::size_t>(k) * row_size);
   }
-  std::vector<double> all(4 * pp, 0.0), values(sweeps.size());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    for (std::size_t k = 0; k < sweeps.size(); ++k) values[k] = sweeps[k][i];
-    all[i] = median(values);
+  std::vector<double> row(row_size, 0.0), values(static_cast<std::size_t>(o.sweeps));
+  for (std::size_t i = 0; i < row_size; ++i) {
+    for (std::size_t k = 0; k < values.size(); ++k) values[k] = mine[k * row_size + i];
+    row[i] = median(values);
   }
+
+  PingPongResult r;
+  r.p = p;
+  const bool receives = o.result_on_every_rank || me == 0;
+  const auto pp = static_cast<std::size_t>(p) * p;
+  std::vector<double> rows(receives ? kQuantities * pp : 0);
+  const int count = static_cast<int>(row_size);
+  if (o.result_on_every_rank) {
+    mpi::check(
+        MPI_Allgather(row.data(), count, MPI_DOUBLE, rows.data(), count, MPI_DOUBLE, comm.get()),
+        "MPI_Allgather");
+  } else {
+    mpi::check(
+        MPI_Gather(row.data(), count, MPI_DOUBLE, rows.data(), count, MPI_DOUBLE, 0, comm.get()),
+        "MPI_Gather");
+  }
+  r.seconds = MPI_Wtime() - started;
+  if (!receives) return r;
   r.startup.assign(pp, 0);
   r.latency.assign(pp, 0);
   r.inverse_bandwidth.assign(pp, 0);
   double r2_sum = 0;
   int pairs = 0;
   for (int a = 0; a < p; ++a) {
+    const double* of_a = rows.data() + static_cast<std::size_t>(a) * row_size;
     for (int b = a + 1; b < p; ++b) {
       const std::size_t ab = static_cast<std::size_t>(a) * p + b;
       const std::size_t ba = static_cast<std::size_t>(b) * p + a;
-      r.startup[ab] = r.startup[ba] = all[ab];
-      r.latency[ab] = r.latency[ba] = all[pp + ab];
-      r.inverse_bandwidth[ab] = r.inverse_bandwidth[ba] = all[2 * pp + ab];
-      const double r2 = all[3 * pp + ab];
+      r.startup[ab] = r.startup[ba] = of_a[b];
+      r.latency[ab] = r.latency[ba] = of_a[p + b];
+      r.inverse_bandwidth[ab] = r.inverse_bandwidth[ba] = of_a[2 * p + b];
+      const double r2 = of_a[3 * p + b];
       r.worst_r_squared = pairs == 0 ? r2 : std::min(r.worst_r_squared, r2);
       r2_sum += r2;
       ++pairs;
     }
   }
   r.mean_r_squared = pairs ? r2_sum / pairs : 1;
-  r.seconds = MPI_Wtime() - started;
   return r;
 }
 

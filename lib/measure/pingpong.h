@@ -4,9 +4,10 @@
 // lower rank of each pair times round trips for every message size
 // (warm-up first), keeps the median one-way time per size after dropping
 // stragglers, and fits t = l + g * bytes by least squares. The smallest
-// size's median is the startup latency. Results are summed into a p x p
-// matrix on every rank. One sweep takes q = 2^ceil(log2 p) rounds; with
-// several sweeps the per-pair median across sweeps is kept.
+// size's median is the startup latency. One sweep takes q = 2^ceil(log2 p)
+// rounds; with several sweeps the per-pair median across sweeps is kept.
+// Each rank then contributes its own row (4p values) to the p x p matrices
+// on every rank, or on rank 0 only.
 #ifndef RANKSHAPE_LIB_MEASURE_PINGPONG_H_
 #define RANKSHAPE_LIB_MEASURE_PINGPONG_H_
 
@@ -32,11 +33,22 @@ struct PingPongOptions {
   std::uint64_t seed = 1;  // schedule alpha, beta (the same on every rank)
   /// Seconds one step may wait for a partner before the run ends; <= 0 off.
   double stall_seconds = 60;
+  /// false: only rank 0 gets the matrices (the others get p and seconds),
+  /// which saves p^2 memory per rank, e.g. for 1,024 simulated nodes.
+  bool result_on_every_rank = true;
+  /// Fault injection for tests: called on both sides of every round trip,
+  /// between a rank's send and receive (initiator) or receive and send
+  /// (responder), so a delay here lengthens that round trip as a slow rank
+  /// or a noisy link would.
+  struct Step {
+    int sweep = 0, round = 0, partner = 0, repetition = 0;  // repetition counts warm-up
+  };
+  std::function<void(const Step&)> inject;
   /// Rank 0 hears progress lines (rounds done, time left).
   std::function<void(const std::string&)> progress;
 };
 
-/// What one sweep measured, as p x p row-major matrices (symmetric, zero
+/// What was measured, as p x p row-major matrices (symmetric, zero
 /// diagonal), in seconds and seconds per byte.
 struct PingPongResult {
   int p = 0;

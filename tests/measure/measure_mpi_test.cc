@@ -65,6 +65,54 @@ TEST(PingPongTest, SeveralSweepsKeepTheMedian) {
   EXPECT_THROW(measure_pingpong(world(), o), std::invalid_argument);
 }
 
+TEST(PingPongTest, RootOnlyResultsReachRankZeroAlone) {
+  PingPongOptions o = quick();
+  o.result_on_every_rank = false;
+  const mpi::Communicator w = world();
+  const PingPongResult r = measure_pingpong(w, o);
+  const int p = w.size();
+  EXPECT_EQ(r.p, p);
+  if (w.rank() != 0) {
+    EXPECT_TRUE(r.startup.empty());
+    EXPECT_TRUE(r.inverse_bandwidth.empty());
+  } else {
+    ASSERT_EQ(r.startup.size(), static_cast<std::size_t>(p) * p);
+    for (int a = 0; a < p; ++a) {
+      for (int b = 0; b < p; ++b) {
+        if (a != b) {
+          EXPECT_GT(r.startup[static_cast<std::size_t>(a) * p + b], 0);
+        }
+      }
+    }
+  }
+  const JobLayout layout = gather_layout(w);
+  const HierarchicalResult h = measure_hierarchical(w, layout, o, Metric::kStartup, 0);
+  EXPECT_EQ(h.costs.has_value(), w.rank() == 0);
+  if (h.costs) {
+    EXPECT_EQ(h.costs->size(), p);
+  }
+}
+
+TEST(PingPongTest, InjectionSeesEveryRoundTripOnBothSides) {
+  PingPongOptions o = quick();
+  o.sweeps = 2;
+  int calls = 0, last_sweep = -1;
+  std::set<int> partners;
+  o.inject = [&](const PingPongOptions::Step& s) {
+    ++calls;
+    last_sweep = s.sweep;
+    partners.insert(s.partner);
+  };
+  const mpi::Communicator w = world();
+  measure_pingpong(w, o);
+  const int per_pair = static_cast<int>(o.sizes.size()) * (o.warmup + o.repetitions);
+  EXPECT_EQ(calls, o.sweeps * (w.size() - 1) * per_pair);
+  EXPECT_EQ(static_cast<int>(partners.size()), w.size() - 1);
+  if (w.size() > 1) {
+    EXPECT_EQ(last_sweep, 1);
+  }
+}
+
 TEST(BspTest, ParametersArePositiveAndConsistent) {
   const mpi::Communicator w = world();
   const BspParameters b = measure_bsp(w, {64, 512, 4096}, 3);
@@ -114,12 +162,13 @@ TEST(HierarchyTest, MeasuredAndModelledFormsCoverEveryRank) {
   const mpi::Communicator w = world();
   const JobLayout layout = gather_layout(w);
   const HierarchicalResult h = measure_hierarchical(w, layout, quick(), Metric::kStartup, 0);
-  EXPECT_EQ(h.costs.size(), w.size());
-  EXPECT_EQ(h.costs.spec().nodes, layout.nodes);
+  ASSERT_TRUE(h.costs.has_value());
+  EXPECT_EQ(h.costs->size(), w.size());
+  EXPECT_EQ(h.costs->spec().nodes, layout.nodes);
   for (int a = 0; a < w.size(); ++a) {
     for (int b = 0; b < w.size(); ++b) {
       if (a != b) {
-        EXPECT_GE(h.costs.cost(OldRank(a), OldRank(b)), 0);
+        EXPECT_GE(h.costs->cost(OldRank(a), OldRank(b)), 0);
       }
     }
   }

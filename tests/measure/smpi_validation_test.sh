@@ -16,7 +16,8 @@ if [ "$launcher" != smpi ]; then
 fi
 out=$TEST_TMPDIR/measured
 timeout 300 smpirun -np 32 -platform "$platform" -hostfile "$hostfile" \
-  --cfg=smpi/host-speed:1Gf --log=root.thresh:warning \
+  --cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:mpich --cfg=smpi/simulate-computation:no \
+  --log=root.thresh:warning \
   "$measure" --out "$out" --metric latency --sizes 8,1024 --reps 3 --warmup 1
 test -s "$out/costs.txt" && test -s "$out/placement.txt" && test -s "$out/summary.json"
 # Hosts in the placement are the simulated hosts of the hostfile, in order.
