@@ -1,0 +1,349 @@
+#include "lib/shape/shape.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "lib/io/formats.h"
+#include "lib/measure/hierarchy.h"
+#include "lib/relabel/relabel.h"
+
+namespace rankshape {
+namespace {
+
+// FNV-1a, for fingerprints that ranks compare (not for security).
+class Fingerprint {
+ public:
+  Fingerprint& add(const void* data, std::size_t bytes) {
+    const auto* b = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < bytes; ++i) {
+      hash_ ^= b[i];
+      hash_ *= 1099511628211ULL;
+    }
+    return *this;
+  }
+  template <typename T>
+  Fingerprint& add(const T& value) {
+    return add(&value, sizeof value);
+  }
+  Fingerprint& add(const std::string& s) {
+    add(s.size());
+    return add(s.data(), s.size());
+  }
+  std::uint64_t value() const { return hash_; }
+
+ private:
+  std::uint64_t hash_ = 1469598103934665603ULL;
+};
+
+// Ends on every rank together: if any rank has a non-empty error, all throw
+// std::invalid_argument with the first failing rank's message.
+void agree(const mpi::Communicator& comm, const std::string& error) {
+  const int mine = error.empty() ? comm.size() : comm.rank();
+  int first = 0, failing = error.empty() ? 0 : 1, count = 0;
+  mpi::check(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm.get()), "MPI_Allreduce");
+  if (first == comm.size()) return;
+  mpi::check(MPI_Allreduce(&failing, &count, 1, MPI_INT, MPI_SUM, comm.get()), "MPI_Allreduce");
+  int length = comm.rank() == first ? static_cast<int>(error.size()) : 0;
+  mpi::check(MPI_Bcast(&length, 1, MPI_INT, first, comm.get()), "MPI_Bcast");
+  std::string text = comm.rank() == first ? error : std::string(length, ' ');
+  mpi::check(MPI_Bcast(text.data(), length, MPI_CHAR, first, comm.get()), "MPI_Bcast");
+  std::string where = "rank " + std::to_string(first);
+  if (count > 1) where += " (and " + std::to_string(count - 1) + " more)";
+  throw std::invalid_argument("relabel_comm: " + where + ": " + text);
+}
+
+// Runs f, turning what it throws into an error string for agree(). MPI
+// errors are not caught: a failing MPI call is reported as it is.
+template <typename F>
+std::string capture(F&& f) {
+  try {
+    f();
+  } catch (const mpi::MpiError&) {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Every rank must hold the same value as rank 0; names what differs.
+void agree_with_root(const mpi::Communicator& comm, std::uint64_t value, const std::string& what) {
+  std::uint64_t root = value;
+  mpi::check(MPI_Bcast(&root, 1, MPI_UINT64_T, 0, comm.get()), "MPI_Bcast");
+  agree(comm, root == value ? "" : what + " differ(s) from rank 0's");
+}
+
+std::uint64_t options_fingerprint(const ShapeOptions& o) {
+  Fingerprint f;
+  f.add(static_cast<int>(o.source)).add(o.algorithm).add(o.seed).add(o.time_limit);
+  f.add(o.objective.name()).add(static_cast<int>(o.metric)).add(o.message_bytes);
+  f.add(o.inter_node_cost).add(o.measurement.repetitions).add(o.measurement.warmup);
+  f.add(o.measurement.sweeps).add(o.measurement.seed);
+  for (std::size_t s : o.measurement.sizes) f.add(s);
+  return f.value();
+}
+
+std::uint64_t file_fingerprint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  Fingerprint f;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    f.add(chunk, static_cast<std::size_t>(in.gcount()));
+  }
+  return f.value();
+}
+
+struct Sourced {
+  std::unique_ptr<Costs> costs;
+  std::vector<std::vector<int>> levels;  // node of every rank, when known
+  std::string source;
+};
+
+std::vector<std::vector<int>> node_levels(const JobLayout& layout) {
+  if (layout.nodes <= 1) return {};
+  return {layout.node_of};
+}
+
+Sourced get_costs(const mpi::Communicator& comm, const ShapeOptions& o) {
+  Sourced s;
+  PingPongOptions ping = o.measurement;
+  ping.result_on_every_rank = true;
+  switch (o.source) {
+    case CostSource::kFile: {
+      std::string error = capture([&] { s.costs = read_costs(o.cost_file); });
+      if (error.empty() && s.costs->size() != comm.size()) {
+        error = o.cost_file + " has " + std::to_string(s.costs->size()) + " ranks, comm has " +
+                std::to_string(comm.size());
+      }
+      agree(comm, error);
+      agree_with_root(comm, file_fingerprint(o.cost_file), "the content of " + o.cost_file);
+      if (auto* st = dynamic_cast<const StructuredCosts*>(s.costs.get())) {
+        s.levels = machine_levels(*st);
+      }
+      s.source = "file";
+      return s;
+    }
+    case CostSource::kMatrix: {
+      std::string error =
+          capture([&] { s.costs = std::make_unique<DenseCosts>(comm.size(), o.matrix); });
+      agree(comm, error);
+      Fingerprint f;
+      f.add(o.matrix.data(), o.matrix.size() * sizeof(double));
+      agree_with_root(comm, f.value(), "the cost matrix");
+      s.source = "matrix";
+      return s;
+    }
+    case CostSource::kMeasureDense: {
+      const JobLayout layout = gather_layout(comm);
+      const PingPongResult r = measure_pingpong(comm, ping);
+      s.costs = std::make_unique<DenseCosts>(costs_from(r, o.metric, o.message_bytes));
+      s.levels = node_levels(layout);
+      s.source = "measure";
+      return s;
+    }
+    case CostSource::kAuto:
+    case CostSource::kMeasureHierarchical:
+    case CostSource::kModel: {
+      const JobLayout layout = gather_layout(comm);
+      const bool model =
+          o.source == CostSource::kModel || (o.source == CostSource::kAuto && layout.nodes == 1);
+      if (model) {
+        s.costs =
+            std::make_unique<StructuredCosts>(model_from_topology(layout, o.inter_node_cost, ""));
+        s.source = "model";
+      } else {
+        HierarchicalResult h = measure_hierarchical(comm, layout, ping, o.metric, o.message_bytes);
+        s.costs = std::make_unique<StructuredCosts>(std::move(*h.costs));
+        s.source = "hierarchical";
+      }
+      s.levels = machine_levels(static_cast<const StructuredCosts&>(*s.costs));
+      return s;
+    }
+  }
+  throw std::logic_error("unknown cost source");
+}
+
+}  // namespace
+
+std::string cost_source_name(CostSource source) {
+  switch (source) {
+    case CostSource::kAuto:
+      return "auto";
+    case CostSource::kMeasureDense:
+      return "measure";
+    case CostSource::kMeasureHierarchical:
+      return "hierarchical";
+    case CostSource::kModel:
+      return "model";
+    case CostSource::kFile:
+      return "file";
+    case CostSource::kMatrix:
+      return "matrix";
+  }
+  return "?";
+}
+
+CostSource parse_cost_source(const std::string& name) {
+  for (CostSource s :
+       {CostSource::kAuto, CostSource::kMeasureDense, CostSource::kMeasureHierarchical,
+        CostSource::kModel, CostSource::kFile, CostSource::kMatrix}) {
+    if (cost_source_name(s) == name) return s;
+  }
+  throw std::invalid_argument("unknown cost source '" + name +
+                              "': expected auto, measure, hierarchical, model, file or matrix");
+}
+
+PingPongOptions ShapeOptions::quick_measurement() {
+  PingPongOptions o;
+  o.sizes = {8, 65536};
+  o.repetitions = 5;
+  o.warmup = 1;
+  return o;
+}
+
+ShapedComm::ShapedComm(mpi::Communicator comm, std::vector<mpi::Communicator> fibres, Grid grid,
+                       Labelling labelling, ShapeReport report)
+    : comm_(std::move(comm)),
+      fibres_(std::move(fibres)),
+      grid_(std::move(grid)),
+      coords_(grid_.coords(NewRank(comm_.rank()))),
+      labelling_(std::move(labelling)),
+      report_(std::move(report)) {}
+
+Grid complete_grid(int p, const std::vector<int>& dims) {
+  if (dims.empty()) throw std::invalid_argument("a grid needs at least one dimension");
+  long long fixed = 1;
+  int free = 0;
+  for (int d : dims) {
+    if (d < 0) throw std::invalid_argument("grid dimensions must be >= 0 (0: choose)");
+    if (d == 0) {
+      ++free;
+    } else {
+      fixed *= d;
+    }
+  }
+  if (p < 1 || fixed > p || p % fixed != 0) {
+    throw std::invalid_argument("the fixed grid dimensions do not divide " + std::to_string(p) +
+                                " ranks");
+  }
+  if (free == 0) return Grid(dims);
+  const std::vector<int> chosen = choose_dims(static_cast<int>(p / fixed), free);
+  std::vector<int> out = dims;
+  std::size_t next = 0;
+  for (int& d : out) {
+    if (d == 0) d = chosen[next++];
+  }
+  return Grid(std::move(out));
+}
+
+ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& options) {
+  // Validates comm itself (null, inter-communicator) before any collective.
+  const mpi::Communicator borrowed(raw, mpi::Ownership::kBorrow);
+  // Our own copy, so that errors return as codes and our traffic cannot
+  // match the program's messages.
+  const mpi::Communicator comm = borrowed.dup();
+  const int p = comm.size();
+  const int me = comm.rank();
+
+  // (1) Arguments: valid here, and the same on every rank.
+  agree(comm, capture([&] {
+          if (grid.size() != p) {
+            throw std::invalid_argument(
+                "grid " + grid.to_string() + " has " + std::to_string(grid.size()) +
+                " positions but the communicator has " + std::to_string(p) + " ranks");
+          }
+          if (!(options.time_limit >= 0)) throw std::invalid_argument("time limit must be >= 0");
+          const auto& names = relabel_algorithms();
+          if (std::find(names.begin(), names.end(), options.algorithm) == names.end()) {
+            throw std::invalid_argument("unknown algorithm '" + options.algorithm + "'");
+          }
+          if (options.source == CostSource::kMatrix &&
+              options.matrix.size() != static_cast<std::size_t>(p) * p) {
+            throw std::invalid_argument("the cost matrix has " +
+                                        std::to_string(options.matrix.size()) + " entries; a " +
+                                        std::to_string(p) + "-rank job needs " +
+                                        std::to_string(static_cast<long long>(p) * p));
+          }
+        }));
+  Fingerprint grid_print;
+  for (int d : grid.dims()) grid_print.add(d);
+  agree_with_root(comm, grid_print.value(), "the grid " + grid.to_string());
+  agree_with_root(comm, options_fingerprint(options), "the options");
+
+  // (2) Costs.
+  const double measure_started = MPI_Wtime();
+  const Sourced sourced = get_costs(comm, options);
+  ShapeReport report;
+  report.cost_source = sourced.source;
+  report.measure_seconds = MPI_Wtime() - measure_started;
+
+  // (3) Every rank searches with its own seed; the best objective wins.
+  const double relabel_started = MPI_Wtime();
+  RelabelOptions ro;
+  ro.algorithm = options.algorithm;
+  ro.seed = options.seed + static_cast<std::uint64_t>(me);
+  ro.time_limit = options.time_limit;
+  ro.objective = options.objective;
+  // Algorithms that need nodes get them when the source knows them; a dense
+  // matrix from the caller or a dense file has none.
+  ro.levels = sourced.levels;
+  std::optional<RelabelResult> result;
+  agree(comm, capture([&] { result = relabel(*sourced.costs, grid, ro); }));
+  const RelabelResult& mine = *result;
+  struct {
+    double value;
+    int rank;
+  } local{mine.after.value.primary, me}, best{0, 0};
+  mpi::check(MPI_Allreduce(&local, &best, 1, MPI_DOUBLE_INT, MPI_MINLOC, comm.get()),
+             "MPI_Allreduce");
+
+  // (4) The winner's labelling everywhere, checked rather than assumed.
+  std::vector<int> perm(static_cast<std::size_t>(p));
+  if (me == best.rank) {
+    for (int i = 0; i < p; ++i) perm[i] = mine.labelling.old_of(NewRank(i)).value();
+  }
+  mpi::check(MPI_Bcast(perm.data(), p, MPI_INT, best.rank, comm.get()), "MPI_Bcast");
+  std::vector<OldRank> old_ranks;
+  old_ranks.reserve(perm.size());
+  for (int v : perm) old_ranks.push_back(OldRank(v));
+  std::unique_ptr<Labelling> labelling;
+  agree(comm, capture([&] { labelling = std::make_unique<Labelling>(std::move(old_ranks)); }));
+  Fingerprint held;
+  held.add(perm.data(), perm.size() * sizeof(int));
+  agree_with_root(comm, held.value(), "the chosen labelling");
+  report.winner = best.rank;
+  report.winner_seed = options.seed + static_cast<std::uint64_t>(best.rank);
+  int facts[2] = {mine.time_limited ? 1 : 0, 0};
+  mpi::check(MPI_Bcast(facts, 2, MPI_INT, best.rank, comm.get()), "MPI_Bcast");
+  report.time_limited = facts[0] != 0;
+  int name_length = me == best.rank ? static_cast<int>(mine.algorithm.size()) : 0;
+  mpi::check(MPI_Bcast(&name_length, 1, MPI_INT, best.rank, comm.get()), "MPI_Bcast");
+  report.algorithm = me == best.rank ? mine.algorithm : std::string(name_length, ' ');
+  mpi::check(MPI_Bcast(report.algorithm.data(), name_length, MPI_CHAR, best.rank, comm.get()),
+             "MPI_Bcast");
+  report.before = mine.before;
+  report.after = evaluate(*sourced.costs, grid, *labelling, options.objective);
+  report.relabel_seconds = MPI_Wtime() - relabel_started;
+
+  // (5) Communicators: new rank = grid position, then one fibre per dimension.
+  const NewRank position = labelling->new_of(OldRank(me));
+  mpi::Communicator shaped = comm.split(0, position.value());
+  std::vector<mpi::Communicator> fibres;
+  for (int k = 0; k < grid.ndims(); ++k) {
+    fibres.push_back(shaped.split(grid.fibre_of(position, k),
+                                  grid.coords(position)[static_cast<std::size_t>(k)]));
+  }
+  if (shaped.rank() != position.value()) {
+    throw std::logic_error("relabel_comm: the split communicator lost the ordering");
+  }
+  return ShapedComm(std::move(shaped), std::move(fibres), grid, std::move(*labelling),
+                    std::move(report));
+}
+
+}  // namespace rankshape

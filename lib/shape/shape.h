@@ -1,0 +1,124 @@
+// Shaped communicators: relabel_comm() gives a program, right after
+// MPI_Init, a communicator whose rank i is grid position i of a
+// q0 x q1 x ... grid chosen so that every fibre sits on cheap links, plus
+// one communicator per grid dimension (the fibre through this rank).
+//
+//   rankshape::ShapedComm shaped = rankshape::relabel_comm(MPI_COMM_WORLD, Grid({4, 4, 4}));
+//   MPI_Allreduce(..., shaped.fibre(0).get());   // along dimension 0
+//
+// Steps, all collective over comm: (1) every rank checks its arguments and
+// the ranks compare fingerprints of them (grid, options, costs), so a rank
+// that passed something else is reported on every rank instead of
+// deadlocking; (2) costs come from the chosen source; (3) every rank runs
+// the relabelling with its own seed (seed + rank) and the best objective
+// wins (lowest rank on ties); (4) the winner's labelling is broadcast and
+// every rank checks that it holds the identical labelling; (5) the
+// communicators are split from comm.
+#ifndef RANKSHAPE_LIB_SHAPE_SHAPE_H_
+#define RANKSHAPE_LIB_SHAPE_SHAPE_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lib/measure/pingpong.h"
+#include "lib/model/grid.h"
+#include "lib/model/labelling.h"
+#include "lib/model/objective.h"
+#include "lib/mpi/communicator.h"
+
+namespace rankshape {
+
+/// Where the costs between ranks come from.
+enum class CostSource {
+  kAuto,                 // hwloc model on one node; hierarchical measurement on several
+  kMeasureDense,         // ping-pong of every rank pair (p rounds)
+  kMeasureHierarchical,  // node-to-node by node leaders, core-to-core inside node 0
+  kModel,                // hwloc tree inside nodes, inter_node_cost across; no messages
+  kFile,                 // a dense or structured cost file (cost_file), read by every rank
+  kMatrix,               // a p x p row-major matrix given by the caller (matrix)
+};
+
+/// "auto", "measure", "hierarchical", "model", "file", "matrix".
+std::string cost_source_name(CostSource source);
+/// Parses the names above; throws std::invalid_argument otherwise.
+CostSource parse_cost_source(const std::string& name);
+
+struct ShapeOptions {
+  CostSource source = CostSource::kAuto;
+  std::string cost_file;       // kFile; same content on every rank
+  std::vector<double> matrix;  // kMatrix; same values on every rank
+  /// Measured sources: what is timed, and which metric becomes the cost.
+  PingPongOptions measurement = quick_measurement();
+  Metric metric = Metric::kMessageTime;
+  double message_bytes = 65536;
+  double inter_node_cost = 10;  // kModel (and kAuto on one node: unused)
+  std::string algorithm = "auto";
+  std::uint64_t seed = 1;
+  /// Seconds each rank may spend relabelling; the best so far is used.
+  double time_limit = 5;
+  ObjectiveSpec objective;
+
+  /// Fewer sizes and repetitions than PingPongOptions' defaults: enough
+  /// for the structure, cheap enough to run at the start of every job.
+  static PingPongOptions quick_measurement();
+};
+
+struct ShapeReport {
+  std::string cost_source;  // as used, e.g. "model" when auto chose it
+  std::string algorithm;    // as run by the winning rank
+  int winner = 0;           // rank of comm whose labelling won
+  std::uint64_t winner_seed = 0;
+  bool time_limited = false;   // the winner's search hit the time limit
+  Evaluation before;           // identity order
+  Evaluation after;            // the labelling used
+  double measure_seconds = 0;  // getting the costs (MPI_Wtime)
+  double relabel_seconds = 0;  // relabelling, choosing and checking the winner
+};
+
+/// What relabel_comm() returns: owns its communicators (freed with it).
+class ShapedComm {
+ public:
+  ShapedComm(ShapedComm&&) noexcept = default;
+  ShapedComm& operator=(ShapedComm&&) noexcept = default;
+
+  /// Rank i of this communicator is grid position i.
+  const mpi::Communicator& comm() const { return comm_; }
+  /// The fibre through this rank along dimension k; its rank is coords()[k].
+  const mpi::Communicator& fibre(int k) const { return fibres_.at(static_cast<std::size_t>(k)); }
+  const Grid& grid() const { return grid_; }
+  const std::vector<int>& coords() const { return coords_; }
+  /// Old ranks are those of the communicator given to relabel_comm().
+  const Labelling& labelling() const { return labelling_; }
+  NewRank new_of(OldRank old_rank) const { return labelling_.new_of(old_rank); }
+  OldRank old_of(NewRank new_rank) const { return labelling_.old_of(new_rank); }
+  const ShapeReport& report() const { return report_; }
+
+ private:
+  friend ShapedComm relabel_comm(MPI_Comm, const Grid&, const ShapeOptions&);
+  ShapedComm(mpi::Communicator comm, std::vector<mpi::Communicator> fibres, Grid grid,
+             Labelling labelling, ShapeReport report);
+
+  mpi::Communicator comm_;
+  std::vector<mpi::Communicator> fibres_;
+  Grid grid_;
+  std::vector<int> coords_;
+  Labelling labelling_;
+  ShapeReport report_;
+};
+
+/// Collective over comm. Throws std::invalid_argument (the same on every
+/// rank) for MPI_COMM_NULL, an inter-communicator, a grid whose size is not
+/// comm's size, bad options or costs, or arguments that differ between
+/// ranks; mpi::MpiError (MPI error class and text) when MPI fails.
+ShapedComm relabel_comm(MPI_Comm comm, const Grid& grid, const ShapeOptions& options = {});
+
+/// The dimensions for relabel_comm() when the program fixes only some:
+/// like MPI_Dims_create, zeros are filled in (balanced, larger first).
+Grid complete_grid(int p, const std::vector<int>& dims);
+
+}  // namespace rankshape
+
+#endif  // RANKSHAPE_LIB_SHAPE_SHAPE_H_
