@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "cmd/report.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
+#include "lib/report/heatmap.h"
 
 namespace {
 
@@ -33,6 +35,7 @@ int main(int argc, char** argv) {
       "links. Writes the labelling (line i = old rank placed at new rank i).",
       "relabel");
   std::string costs_path, grid_text, perm_out, report_out, placement_path, rankfile_out;
+  std::string heatmap_prefix;
   RelabelOptions options;
   std::string objective_name = "sum-max";
   bool quiet = false;
@@ -58,6 +61,9 @@ int main(int argc, char** argv) {
   app.add_option("--rankfile", rankfile_out,
                  "Open MPI rankfile to write (needs --placement): mpirun --rankfile FILE starts "
                  "rank i where old rank perm[i] ran");
+  app.add_option("--heatmap", heatmap_prefix,
+                 "write PREFIX-before.png (job's order) and PREFIX-after.png (new order): "
+                 "cost-matrix pictures, cheap = dark, with the grid's fibre boundaries");
   app.add_flag("--quiet", quiet, "no summary on stdout");
   return cli::run(app, argc, argv, [&] {
     if (!rankfile_out.empty() && placement_path.empty()) {
@@ -96,6 +102,17 @@ int main(int argc, char** argv) {
     if (quiet) options.progress = nullptr;
     const RelabelResult r = relabel(*costs, grid, options);
 
+    // Pictures first: a bad --heatmap path then leaves no labelling behind.
+    if (!heatmap_prefix.empty()) {
+      const std::string before_png = heatmap_prefix + "-before.png";
+      write_heatmap_png(before_png, *costs, Labelling::identity(grid.size()), &grid);
+      try {
+        write_heatmap_png(heatmap_prefix + "-after.png", *costs, r.labelling, &grid);
+      } catch (...) {
+        std::remove(before_png.c_str());
+        throw;
+      }
+    }
     write_labelling(perm_out, r.labelling);
     if (!rankfile_out.empty()) {
       write_file_atomically(rankfile_out, [&](std::ostream& out) {

@@ -12,6 +12,7 @@
 #include "lib/io/formats.h"
 #include "lib/measure/hierarchy.h"
 #include "lib/relabel/relabel.h"
+#include "lib/report/heatmap.h"
 
 namespace rankshape {
 namespace {
@@ -84,6 +85,7 @@ std::uint64_t options_fingerprint(const ShapeOptions& o) {
   f.add(static_cast<int>(o.source)).add(o.algorithm).add(o.seed).add(o.time_limit);
   f.add(o.objective.name()).add(static_cast<int>(o.metric)).add(o.message_bytes);
   f.add(o.inter_node_cost).add(o.measurement.repetitions).add(o.measurement.warmup);
+  f.add(o.heatmap_prefix);
   f.add(o.measurement.sweeps).add(o.measurement.seed);
   for (std::size_t s : o.measurement.sizes) f.add(s);
   return f.value();
@@ -171,6 +173,10 @@ Sourced get_costs(const mpi::Communicator& comm, const ShapeOptions& o) {
 
 }  // namespace
 
+void agree_on_errors(MPI_Comm comm, const std::string& local_error) {
+  agree(mpi::Communicator(comm, mpi::Ownership::kBorrow), local_error);
+}
+
 std::string cost_source_name(CostSource source) {
   switch (source) {
     case CostSource::kAuto:
@@ -229,8 +235,11 @@ Grid complete_grid(int p, const std::vector<int>& dims) {
     }
   }
   if (p < 1 || fixed > p || p % fixed != 0) {
-    throw std::invalid_argument("the fixed grid dimensions do not divide " + std::to_string(p) +
-                                " ranks");
+    std::string text;
+    for (int d : dims) text += (text.empty() ? "" : "x") + std::to_string(d);
+    throw std::invalid_argument("grid " + text + ": its fixed dimensions give " +
+                                std::to_string(fixed) + " positions, which do not divide " +
+                                std::to_string(p) + " ranks");
   }
   if (free == 0) return Grid(dims);
   const std::vector<int> chosen = choose_dims(static_cast<int>(p / fixed), free);
@@ -330,6 +339,14 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   report.before = mine.before;
   report.after = evaluate(*sourced.costs, grid, *labelling, options.objective);
   report.relabel_seconds = MPI_Wtime() - relabel_started;
+  if (!options.heatmap_prefix.empty()) {
+    agree(comm, me != 0 ? "" : capture([&] {
+            write_heatmap_png(options.heatmap_prefix + "-before.png", *sourced.costs,
+                              Labelling::identity(p), &grid);
+            write_heatmap_png(options.heatmap_prefix + "-after.png", *sourced.costs, *labelling,
+                              &grid);
+          }));
+  }
 
   // (5) Communicators: new rank = grid position, then one fibre per dimension.
   const NewRank position = labelling->new_of(OldRank(me));

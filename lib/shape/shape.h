@@ -60,6 +60,10 @@ struct ShapeOptions {
   /// Seconds each rank may spend relabelling; the best so far is used.
   double time_limit = 5;
   ObjectiveSpec objective;
+  /// Not empty: rank 0 writes PREFIX-before.png and PREFIX-after.png,
+  /// heatmaps of the costs in the original and the new order with the
+  /// fibre boundaries marked (lib/report/heatmap.h).
+  std::string heatmap_prefix;
 
   /// Fewer sizes and repetitions than PingPongOptions' defaults: enough
   /// for the structure, cheap enough to run at the start of every job.
@@ -114,6 +118,11 @@ class ShapedComm {
 /// comm's size, bad options or costs, or arguments that differ between
 /// ranks; mpi::MpiError (MPI error class and text) when MPI fails.
 ShapedComm relabel_comm(MPI_Comm comm, const Grid& grid, const ShapeOptions& options = {});
+
+/// Collective over comm: if any rank's local_error is not empty, throws
+/// std::invalid_argument on every rank, naming the first failing rank and
+/// its message. For checks made before relabel_comm() (e.g. parsing).
+void agree_on_errors(MPI_Comm comm, const std::string& local_error);
 
 /// The dimensions for relabel_comm() when the program fixes only some:
 /// like MPI_Dims_create, zeros are filled in (balanced, larger first).

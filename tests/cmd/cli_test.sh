@@ -103,6 +103,32 @@ check "placement of the wrong size" 1 "placement has 16 ranks, expected 64" \
 check "node-aware on dense costs needs hosts" 1 "needs node membership" \
   "$relabel" --costs "$dir/d.costs" --grid 2x3 --perm "$dir/x.perm" --algorithm node-aware
 check "help documents the options" 0 "--time-limit" "$relabel" --help
+
+# relabel --heatmap: two PNG pictures, or nothing at all.
+check "relabel writes heatmaps" 0 "after: " \
+  "$relabel" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/h.perm" --heatmap "$dir/h" --seed 3
+for f in "$dir/h-before.png" "$dir/h-after.png"; do
+  if [ "$(head -c 8 "$f" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; then
+    echo "ok: $(basename "$f") is a PNG"
+  else
+    echo "FAIL: $f is missing or not a PNG" >&2
+    failures=$((failures + 1))
+  fi
+done
+check "heatmap into a missing directory fails" 1 "cannot write $dir/no/such/h-before.png" \
+  "$relabel" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/x.perm" --heatmap "$dir/no/such/h"
+mkdir -p "$dir/bad-after.png/x"  # a directory where the second picture goes
+check "heatmap whose second picture cannot be written fails" 1 "cannot write $dir/bad-after.png" \
+  "$relabel" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/x.perm" --heatmap "$dir/bad"
+if [ -e "$dir/no" ] || [ -e "$dir/bad-before.png" ]; then
+  echo "FAIL: a failed heatmap left a picture behind" >&2
+  failures=$((failures + 1))
+fi
+leftovers=$(find "$dir" -name '*.tmp.*' | wc -l)
+if [ "$leftovers" -ne 0 ]; then
+  echo "FAIL: $leftovers temporary files left behind by --heatmap" >&2
+  failures=$((failures + 1))
+fi
 if [ -e "$dir/x.perm" ]; then
   echo "FAIL: a failed relabel wrote its labelling" >&2
   failures=$((failures + 1))

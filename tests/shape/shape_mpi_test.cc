@@ -126,6 +126,15 @@ TEST(RelabelCommTest, CostFileIsReadByEveryRank) {
   const ShapedComm s = relabel_comm(MPI_COMM_WORLD, two_rows(p), o);
   expect_well_shaped(s);
   EXPECT_EQ(s.report().cost_source, "file");
+  o.heatmap_prefix = testing::scratch_path("shape_heatmap");
+  relabel_comm(MPI_COMM_WORLD, two_rows(p), o);
+  if (world_rank() == 0) {
+    EXPECT_EQ(testing::read_all(o.heatmap_prefix + "-before.png").substr(1, 3), "PNG");
+    EXPECT_EQ(testing::read_all(o.heatmap_prefix + "-after.png").substr(1, 3), "PNG");
+  }
+  o.heatmap_prefix = testing::scratch_path("no/such/dir/heatmap");
+  EXPECT_THROW(relabel_comm(MPI_COMM_WORLD, two_rows(p), o), std::invalid_argument);
+  o.heatmap_prefix.clear();
   o.cost_file = testing::scratch_path("no_such_costs.txt");
   EXPECT_THROW(relabel_comm(MPI_COMM_WORLD, two_rows(p), o), std::invalid_argument);
 }

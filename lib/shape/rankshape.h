@@ -1,0 +1,82 @@
+/* rankshape's C interface: shaped communicators for C programs.
+ *
+ *   rankshape_shape* shape = NULL;
+ *   int dims[2] = {0, 0};                        // 0: chosen, as MPI_Dims_create
+ *   if (rankshape_relabel_comm(MPI_COMM_WORLD, 2, dims, NULL, &shape) != RANKSHAPE_OK) {
+ *     fprintf(stderr, "%s\n", rankshape_last_error());
+ *   }
+ *   MPI_Comm rows = rankshape_fibre(shape, 1);   // owned by shape
+ *   ...
+ *   rankshape_free(&shape);                      // before MPI_Finalize
+ *
+ * rankshape_relabel_comm() is collective over comm; on error every rank
+ * gets the same code (no rank is left waiting) and rankshape_last_error()
+ * says what went wrong. See lib/shape/shape.h for what it does. */
+#ifndef RANKSHAPE_LIB_SHAPE_RANKSHAPE_H_
+#define RANKSHAPE_LIB_SHAPE_RANKSHAPE_H_
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum rankshape_status {
+  RANKSHAPE_OK = 0,
+  RANKSHAPE_ERR_ARG = 1,      /* bad or mismatched arguments, bad cost file */
+  RANKSHAPE_ERR_MPI = 2,      /* an MPI call failed; see rankshape_last_mpi_error_class() */
+  RANKSHAPE_ERR_INTERNAL = 3, /* anything else (out of memory, a bug) */
+};
+
+typedef struct rankshape_shape rankshape_shape;
+
+typedef struct rankshape_options {
+  const char* source; /* "auto" (default), "measure", "hierarchical", "model", "file", "matrix" */
+  const char* cost_file; /* source "file" */
+  const double* matrix;  /* source "matrix": p x p, row-major, the same on every rank */
+  const char* algorithm; /* "auto" (default) or any name `relabel --help` lists */
+  unsigned long long seed;
+  double time_limit;     /* seconds per rank for relabelling */
+  const char* objective; /* "sum-max" (default), see the README */
+} rankshape_options;
+
+/* The defaults: source auto, algorithm auto, seed 1, 5 s. */
+void rankshape_options_init(rankshape_options* options);
+
+/* ndims dimensions; zeros in dims are chosen (balanced, larger first).
+ * options may be NULL for the defaults. On success *shape owns the new
+ * communicators. */
+int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
+                           const rankshape_options* options, rankshape_shape** shape);
+
+/* Rank i of this communicator is grid position i. */
+MPI_Comm rankshape_comm(const rankshape_shape* shape);
+/* The fibre through this rank along dimension k (MPI_COMM_NULL if k is out of range). */
+MPI_Comm rankshape_fibre(const rankshape_shape* shape, int k);
+int rankshape_ndims(const rankshape_shape* shape);
+/* Copies the grid's dimensions and this rank's coordinates (ndims entries). */
+void rankshape_dims(const rankshape_shape* shape, int dims[]);
+void rankshape_coords(const rankshape_shape* shape, int coords[]);
+/* Translation between ranks of the original communicator (old) and of
+ * rankshape_comm() (new); -1 if out of range. */
+int rankshape_new_rank(const rankshape_shape* shape, int old_rank);
+int rankshape_old_rank(const rankshape_shape* shape, int new_rank);
+/* Objective of the original order and of the new one (smaller is better). */
+double rankshape_objective_before(const rankshape_shape* shape);
+double rankshape_objective_after(const rankshape_shape* shape);
+
+/* Frees the communicators and the handle; sets *shape to NULL. */
+void rankshape_free(rankshape_shape** shape);
+
+/* A fixed description of a status code. */
+const char* rankshape_status_string(int status);
+/* What the last failing call on this thread said ("" if none). */
+const char* rankshape_last_error(void);
+/* MPI error class of the last RANKSHAPE_ERR_MPI on this thread. */
+int rankshape_last_mpi_error_class(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RANKSHAPE_LIB_SHAPE_RANKSHAPE_H_ */

@@ -1,0 +1,156 @@
+// The C interface (rankshape.h) over relabel_comm(): no exception crosses
+// into C; each becomes a status code and a message for rankshape_last_error().
+#include <memory>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lib/mpi/error.h"
+#include "lib/shape/rankshape.h"
+#include "lib/shape/shape.h"
+
+struct rankshape_shape {
+  rankshape::ShapedComm shaped;
+};
+
+namespace {
+
+thread_local std::string last_error;
+thread_local int last_mpi_class = MPI_SUCCESS;
+
+int fail(int status, const std::string& message) {
+  last_error = message;
+  return status;
+}
+
+}  // namespace
+
+extern "C" {
+
+void rankshape_options_init(rankshape_options* o) {
+  if (!o) return;
+  o->source = "auto";
+  o->cost_file = nullptr;
+  o->matrix = nullptr;
+  o->algorithm = "auto";
+  o->seed = 1;
+  o->time_limit = 5;
+  o->objective = "sum-max";
+}
+
+int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
+                           const rankshape_options* options, rankshape_shape** shape) {
+  last_error.clear();
+  last_mpi_class = MPI_SUCCESS;
+  if (!shape) return fail(RANKSHAPE_ERR_ARG, "rankshape_relabel_comm: shape is NULL");
+  *shape = nullptr;
+  try {
+    if (comm == MPI_COMM_NULL) {
+      throw std::invalid_argument("rankshape needs a communicator, got MPI_COMM_NULL");
+    }
+    int p = 0;
+    rankshape::mpi::check(MPI_Comm_size(comm, &p), "MPI_Comm_size");
+    // Arguments are turned into C++ ones on every rank, and a rank that
+    // fails here must not leave the others waiting inside relabel_comm().
+    rankshape::ShapeOptions so;
+    std::optional<rankshape::Grid> grid;
+    std::string error;
+    try {
+      if (ndims < 1 || !dims) throw std::invalid_argument("needs ndims >= 1 and dims");
+      rankshape_options defaults;
+      rankshape_options_init(&defaults);
+      const rankshape_options& o = options ? *options : defaults;
+      so.source = rankshape::parse_cost_source(o.source ? o.source : "auto");
+      if (o.cost_file) so.cost_file = o.cost_file;
+      if (o.algorithm) so.algorithm = o.algorithm;
+      so.seed = o.seed;
+      so.time_limit = o.time_limit;
+      if (o.objective) so.objective = rankshape::ObjectiveSpec::parse(o.objective);
+      if (so.source == rankshape::CostSource::kMatrix) {
+        if (!o.matrix) throw std::invalid_argument("source \"matrix\" needs options->matrix");
+        so.matrix.assign(o.matrix, o.matrix + static_cast<std::size_t>(p) * p);
+      }
+      grid = rankshape::complete_grid(p, std::vector<int>(dims, dims + ndims));
+    } catch (const std::invalid_argument& e) {
+      error = e.what();
+    }
+    rankshape::agree_on_errors(comm, error);
+    *shape = new rankshape_shape{rankshape::relabel_comm(comm, *grid, so)};
+    return RANKSHAPE_OK;
+  } catch (const rankshape::mpi::MpiError& e) {
+    last_mpi_class = e.error_class();
+    return fail(RANKSHAPE_ERR_MPI, e.what());
+  } catch (const std::invalid_argument& e) {
+    return fail(RANKSHAPE_ERR_ARG, e.what());
+  } catch (const std::exception& e) {
+    return fail(RANKSHAPE_ERR_INTERNAL, e.what());
+  }
+}
+
+MPI_Comm rankshape_comm(const rankshape_shape* s) {
+  return s ? s->shaped.comm().get() : MPI_COMM_NULL;
+}
+
+MPI_Comm rankshape_fibre(const rankshape_shape* s, int k) {
+  if (!s || k < 0 || k >= s->shaped.grid().ndims()) return MPI_COMM_NULL;
+  return s->shaped.fibre(k).get();
+}
+
+int rankshape_ndims(const rankshape_shape* s) { return s ? s->shaped.grid().ndims() : 0; }
+
+void rankshape_dims(const rankshape_shape* s, int dims[]) {
+  if (!s || !dims) return;
+  for (int k = 0; k < s->shaped.grid().ndims(); ++k) dims[k] = s->shaped.grid().dim(k);
+}
+
+void rankshape_coords(const rankshape_shape* s, int coords[]) {
+  if (!s || !coords) return;
+  const std::vector<int>& c = s->shaped.coords();
+  for (std::size_t k = 0; k < c.size(); ++k) coords[k] = c[k];
+}
+
+int rankshape_new_rank(const rankshape_shape* s, int old_rank) {
+  if (!s || old_rank < 0 || old_rank >= s->shaped.grid().size()) return -1;
+  return s->shaped.new_of(rankshape::OldRank(old_rank)).value();
+}
+
+int rankshape_old_rank(const rankshape_shape* s, int new_rank) {
+  if (!s || new_rank < 0 || new_rank >= s->shaped.grid().size()) return -1;
+  return s->shaped.old_of(rankshape::NewRank(new_rank)).value();
+}
+
+double rankshape_objective_before(const rankshape_shape* s) {
+  return s ? s->shaped.report().before.value.primary : 0;
+}
+
+double rankshape_objective_after(const rankshape_shape* s) {
+  return s ? s->shaped.report().after.value.primary : 0;
+}
+
+void rankshape_free(rankshape_shape** s) {
+  if (!s) return;
+  delete *s;
+  *s = nullptr;
+}
+
+const char* rankshape_status_string(int status) {
+  switch (status) {
+    case RANKSHAPE_OK:
+      return "success";
+    case RANKSHAPE_ERR_ARG:
+      return "bad or mismatched arguments";
+    case RANKSHAPE_ERR_MPI:
+      return "an MPI call failed";
+    case RANKSHAPE_ERR_INTERNAL:
+      return "internal error";
+  }
+  return "unknown rankshape status";
+}
+
+const char* rankshape_last_error(void) { return last_error.c_str(); }
+
+int rankshape_last_mpi_error_class(void) { return last_mpi_class; }
+
+}  // extern "C"

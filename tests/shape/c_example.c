@@ -1,0 +1,83 @@
+/* A C program using rankshape's C interface, run by the tests at several
+ * rank counts: a shaped 2-D grid, a sum along each dimension's fibres,
+ * the translation both ways, and a bad call reported as an error code.
+ * Exits 0 when every check holds on every rank. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/shape/rankshape.h"
+
+static int failures = 0;
+
+static void check(int ok, const char* what, int rank) {
+  if (!ok) {
+    fprintf(stderr, "c_example: rank %d: check failed: %s\n", rank, what);
+    ++failures;
+  }
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+  rankshape_options options;
+  rankshape_options_init(&options);
+  options.source = "model"; /* hwloc; no messages timed */
+  options.time_limit = 2;
+
+  rankshape_shape* shape = NULL;
+  int dims[2] = {0, 0};
+  int status = rankshape_relabel_comm(MPI_COMM_WORLD, 2, dims, &options, &shape);
+  if (status != RANKSHAPE_OK) {
+    fprintf(stderr, "c_example: rank %d: %s: %s\n", rank, rankshape_status_string(status),
+            rankshape_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  int got[2], coords[2];
+  rankshape_dims(shape, got);
+  rankshape_coords(shape, coords);
+  check(rankshape_ndims(shape) == 2 && got[0] * got[1] == size, "grid covers the job", rank);
+
+  /* Rank i of the shaped communicator is grid position i. */
+  int new_rank = -1;
+  MPI_Comm_rank(rankshape_comm(shape), &new_rank);
+  check(new_rank == rankshape_new_rank(shape, rank), "shaped rank is the new rank", rank);
+  check(rankshape_old_rank(shape, new_rank) == rank, "translation round trip", rank);
+  check(new_rank == coords[0] * got[1] + coords[1], "row-major coordinates", rank);
+  check(rankshape_new_rank(shape, size) == -1, "out of range gives -1", rank);
+
+  /* Along each dimension: fibre ranks are the coordinates, sums are known. */
+  for (int k = 0; k < 2; ++k) {
+    MPI_Comm fibre = rankshape_fibre(shape, k);
+    int fibre_rank = -1, fibre_size = 0, sum = 0;
+    MPI_Comm_rank(fibre, &fibre_rank);
+    MPI_Comm_size(fibre, &fibre_size);
+    check(fibre_size == got[k] && fibre_rank == coords[k], "fibre rank is the coordinate", rank);
+    MPI_Allreduce(&coords[k], &sum, 1, MPI_INT, MPI_SUM, fibre);
+    check(sum == got[k] * (got[k] - 1) / 2, "sum of coordinates along a fibre", rank);
+  }
+  check(rankshape_fibre(shape, 2) == MPI_COMM_NULL, "no third dimension", rank);
+  check(rankshape_objective_after(shape) <= rankshape_objective_before(shape) * (1 + 1e-12),
+        "never worse than the original order", rank);
+  rankshape_free(&shape);
+  check(shape == NULL, "free clears the handle", rank);
+
+  /* A grid that does not fit: every rank gets the error, none hangs. */
+  int wrong[1] = {size + 1};
+  status = rankshape_relabel_comm(MPI_COMM_WORLD, 1, wrong, &options, &shape);
+  check(status == RANKSHAPE_ERR_ARG && shape == NULL, "wrong grid is an argument error", rank);
+  check(strstr(rankshape_last_error(), "positions") != NULL, "message says why", rank);
+  options.source = "guesswork";
+  status = rankshape_relabel_comm(MPI_COMM_WORLD, 2, dims, &options, &shape);
+  check(status == RANKSHAPE_ERR_ARG && strstr(rankshape_last_error(), "guesswork") != NULL,
+        "unknown source is named", rank);
+
+  int all_failures = 0;
+  MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("c_example: %d ranks, %d failed checks\n", size, all_failures);
+  MPI_Finalize();
+  return all_failures == 0 ? 0 : 1;
+}
