@@ -15,6 +15,7 @@
 #include "cmd/report.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
+#include "lib/io/launch_files.h"
 #include "lib/report/heatmap.h"
 
 namespace {
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
       "links. Writes the labelling (line i = old rank placed at new rank i).",
       "relabel");
   std::string costs_path, grid_text, perm_out, report_out, placement_path, rankfile_out;
-  std::string heatmap_prefix;
+  std::string heatmap_prefix, launcher = "openmpi";
   RelabelOptions options;
   std::string objective_name = "sum-max";
   bool quiet = false;
@@ -59,8 +60,13 @@ int main(int argc, char** argv) {
                  "placement file (rank host core): hosts give node membership to dense costs and "
                  "are needed for --rankfile");
   app.add_option("--rankfile", rankfile_out,
-                 "Open MPI rankfile to write (needs --placement): mpirun --rankfile FILE starts "
-                 "rank i where old rank perm[i] ran");
+                 "launcher file to write (needs --placement): the application's rank i then "
+                 "starts where old rank perm[i] ran; the command to use is printed");
+  app.add_option("--launcher", launcher,
+                 "form of --rankfile: openmpi (rankfile), mpich (Hydra machinefile) or slurm "
+                 "(SLURM_HOSTFILE for srun --distribution=arbitrary)")
+      ->check(CLI::IsMember({"openmpi", "mpich", "hydra", "slurm"}))
+      ->capture_default_str();
   app.add_option("--heatmap", heatmap_prefix,
                  "write PREFIX-before.png (job's order) and PREFIX-after.png (new order): "
                  "cost-matrix pictures, cheap = dark, with the grid's fibre boundaries");
@@ -114,14 +120,11 @@ int main(int argc, char** argv) {
       }
     }
     write_labelling(perm_out, r.labelling);
+    std::string launch;
     if (!rankfile_out.empty()) {
-      write_file_atomically(rankfile_out, [&](std::ostream& out) {
-        out << "# Open MPI rankfile written by rankshape relabel: mpirun --rankfile FILE ...\n";
-        for (int i = 0; i < grid.size(); ++i) {
-          const HostCore& where = placement->of(r.labelling.old_of(NewRank(i)));
-          out << "rank " << i << "=" << where.host << " slot=" << where.core << "\n";
-        }
-      });
+      const LaunchFormat format = parse_launch_format(launcher);
+      write_launch_file(rankfile_out, *placement, r.labelling, format);
+      launch = launch_command(*placement, r.labelling, format, rankfile_out);
     }
     const double before = r.before.value.primary, after = r.after.value.primary;
     if (!report_out.empty()) {
@@ -143,6 +146,7 @@ int main(int argc, char** argv) {
                                {"dimensions_before", cli::dimensions_json(grid, r.before)},
                                {"dimensions_after", cli::dimensions_json(grid, r.after)},
                                {"warnings", warnings}};
+      if (!launch.empty()) report["launch_command"] = launch;
       write_file_atomically(report_out, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
     }
     if (!quiet) {
@@ -154,6 +158,7 @@ int main(int argc, char** argv) {
                                after > 0 ? before / after : 1.0, r.seconds,
                                r.time_limited ? " (time limit reached)" : "");
       cli::print_dimensions(std::cout, grid, r.after);
+      if (!launch.empty()) std::cout << "  start the application with: " << launch << "\n";
     }
   });
 }

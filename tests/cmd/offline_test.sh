@@ -1,0 +1,87 @@
+#!/bin/bash
+# The offline path end to end: measure (ranks bound to cores) -> relabel
+# --placement --rankfile -> the launcher starts an application with that
+# file, and every application rank runs on the host and core the labelling
+# gives it (new rank i where old rank perm[i] was measured).
+#   offline_test.sh LAUNCHER MEASURE RELABEL WHEREAMI
+set -u
+launcher=$1 measure=$2 relabel=$3 whereami=$4
+np=4
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+case $launcher in
+  openmpi)
+    # As tools/run_mpi.sh, but bound: one rank per core in turn.
+    run=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader
+         --mca btl_vader_single_copy_mechanism none)
+    bind=(--map-by core --bind-to core:overload-allowed)
+    ;;
+  mpich)
+    run=(mpiexec.mpich)
+    bind=(-bind-to core)
+    ;;
+  *)
+    echo "SKIP: simulated ranks are not bound to cores (--config=smpi)"
+    exit 0
+    ;;
+esac
+dir=$TEST_TMPDIR
+timeout 120 "${run[@]}" "${bind[@]}" -n $np "$measure" --out "$dir/m" --sizes 8,1024 --reps 2 \
+  >"$dir/measure.log" 2>&1 || { cat "$dir/measure.log"; fail "measure"; exit 1; }
+
+# Where new rank i must run: the placement line of old rank perm[i].
+expected() {  # PERM
+  awk 'NR == FNR { if ($0 !~ /^#/) { host[$1] = $2; core[$1] = $3 } next }
+       !/^#/ { printf "rank %d host %s cpu %s\n", i, host[$1], core[$1]; ++i }' \
+    "$dir/m/placement.txt" "$1"
+}
+
+check() {  # NAME FORMAT [RELABEL ARGS...]
+  local name=$1 format=$2
+  shift 2
+  "$relabel" --costs "$dir/m/costs.txt" --placement "$dir/m/placement.txt" --grid 2x2 \
+    --perm "$dir/$name.perm" --rankfile "$dir/$name.launch" --launcher "$format" "$@" \
+    >"$dir/$name.out" || { fail "$name: relabel"; return; }
+  local command
+  command=$(sed -n 's/^  start the application with: //p' "$dir/$name.out")
+  local start=()
+  case $format in
+    openmpi) start=("${run[@]}" --mca rmaps_rank_file_physical 1 --rankfile "$dir/$name.launch") ;;
+    mpich)
+      # The binding list is the one relabel prints for this file.
+      start=("${run[@]}" -f "$dir/$name.launch" $(echo "$command" | grep -o -- '-bind-to user:[0-9,]*'))
+      ;;
+  esac
+  timeout 60 "${start[@]}" -n $np "$whereami" >"$dir/$name.where" 2>"$dir/$name.err" ||
+    { cat "$dir/$name.err"; fail "$name: the application did not start from the file"; return; }
+  if diff <(expected "$dir/$name.perm") "$dir/$name.where" >"$dir/$name.diff"; then
+    echo "ok: $name: every rank where the labelling says ($command)"
+  else
+    cat "$dir/$name.diff"
+    fail "$name: ranks are not where the labelling says"
+  fi
+}
+
+# A random labelling moves ranks between cores for sure; auto is the default.
+check "$launcher-random" "$launcher" --algorithm random --seed 5
+check "$launcher-auto" "$launcher"
+if [ "$(sort -u "$dir/$launcher-random.perm" | grep -vc '^#')" -ne $np ]; then
+  fail "labelling is not a permutation"
+fi
+
+# Slurm's form: one host per rank, nothing else (no srun here to run it).
+"$relabel" --costs "$dir/m/costs.txt" --placement "$dir/m/placement.txt" --grid 2x2 \
+  --perm "$dir/s.perm" --rankfile "$dir/s.hosts" --launcher slurm --quiet || fail "slurm form"
+diff <(expected "$dir/s.perm" | awk '{print $4}') "$dir/s.hosts" >/dev/null ||
+  fail "slurm hostfile lines differ from the labelling's hosts"
+# Bad format: refused, nothing written.
+if "$relabel" --costs "$dir/m/costs.txt" --placement "$dir/m/placement.txt" --grid 2x2 \
+  --perm "$dir/bad.perm" --rankfile "$dir/bad.launch" --launcher pbs 2>"$dir/bad.err"; then
+  fail "--launcher pbs accepted"
+fi
+[ -e "$dir/bad.launch" ] && fail "a refused run left a launcher file"
+[ "$failures" -eq 0 ] || exit 1
+echo "ok: offline path under $launcher"
