@@ -307,10 +307,16 @@ int shaped_cart_create(MPI_Comm old, int ndims, const int dims[], const int peri
   // The new communicator inherited our MPI_ERRORS_RETURN; give it the
   // program's handler, as a plain MPI_Cart_create on old would.
   MPI_Errhandler handler;
-  mpi::check(PMPI_Comm_get_errhandler(old, &handler), "MPI_Comm_get_errhandler");
-  const int set = PMPI_Comm_set_errhandler(*cart, handler);
-  PMPI_Errhandler_free(&handler);
-  mpi::check(set, "MPI_Comm_set_errhandler");
+  int set = PMPI_Comm_get_errhandler(old, &handler);
+  if (set == MPI_SUCCESS) {
+    set = PMPI_Comm_set_errhandler(*cart, handler);
+    PMPI_Errhandler_free(&handler);
+  }
+  if (set != MPI_SUCCESS) {
+    PMPI_Comm_free(cart);  // not handed out half-configured
+    *cart = MPI_COMM_NULL;
+    mpi::check(set, "MPI_Comm_set_errhandler");
+  }
   return MPI_SUCCESS;
 }
 

@@ -1,5 +1,6 @@
 #include "lib/io/launch_files.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -48,19 +49,40 @@ std::string launch_format_name(LaunchFormat format) {
   return "?";
 }
 
-std::optional<std::vector<int>> common_core_sequence(const Placement& placement,
-                                                     const Labelling& labelling) {
+std::optional<std::vector<int>> core_binding_list(const Placement& placement,
+                                                  const Labelling& labelling, LaunchFormat format) {
   check_sizes(placement, labelling);
-  std::map<std::string, std::vector<int>> cores_of_host;
-  for (int i = 0; i < labelling.size(); ++i) {
-    const HostCore& hc = where(placement, labelling, i);
-    cores_of_host[hc.host].push_back(hc.core);
+  // The groups whose members a launcher numbers 0, 1, ... for its list.
+  std::vector<std::vector<int>> groups;
+  if (format == LaunchFormat::kSlurm) {
+    std::map<std::string, std::size_t> group_of_host;
+    for (int i = 0; i < labelling.size(); ++i) {
+      const HostCore& hc = where(placement, labelling, i);
+      const auto [it, added] = group_of_host.emplace(hc.host, groups.size());
+      if (added) groups.emplace_back();
+      groups[it->second].push_back(hc.core);
+    }
+  } else if (format == LaunchFormat::kMpich) {
+    // Hydra merges only consecutive lines of one host into one proxy.
+    std::string previous;
+    for (int i = 0; i < labelling.size(); ++i) {
+      const HostCore& hc = where(placement, labelling, i);
+      if (i == 0 || hc.host != previous) groups.emplace_back();
+      groups.back().push_back(hc.core);
+      previous = hc.host;
+    }
+  } else {
+    return std::nullopt;  // Open MPI's rankfile names every core itself
   }
-  const std::vector<int>& first = cores_of_host.begin()->second;
-  for (const auto& [host, cores] : cores_of_host) {
-    if (cores != first) return std::nullopt;
+  // One list for all groups: the longest, of which every other is a prefix.
+  const std::vector<int>* longest = &groups.front();
+  for (const auto& g : groups) {
+    if (g.size() > longest->size()) longest = &g;
   }
-  return first;
+  for (const auto& g : groups) {
+    if (!std::equal(g.begin(), g.end(), longest->begin())) return std::nullopt;
+  }
+  return *longest;
 }
 
 std::string launch_file_text(const Placement& placement, const Labelling& labelling,
@@ -94,7 +116,7 @@ std::string launch_file_text(const Placement& placement, const Labelling& labell
 std::string launch_command(const Placement& placement, const Labelling& labelling,
                            LaunchFormat format, const std::string& path) {
   const std::string p = std::to_string(labelling.size());
-  const std::optional<std::vector<int>> cores = common_core_sequence(placement, labelling);
+  const std::optional<std::vector<int>> cores = core_binding_list(placement, labelling, format);
   switch (format) {
     case LaunchFormat::kOpenMpi:
       return "mpirun --mca rmaps_rank_file_physical 1 --rankfile " + path + " -np " + p + " ./app";

@@ -8,10 +8,10 @@
 //   slurm    a hostfile for --distribution=arbitrary, one host per rank:
 //              SLURM_HOSTFILE=FILE srun --distribution=arbitrary -n P
 //                [--cpu-bind=map_cpu:C0,C1,...] ./app
-// Hydra and Slurm bind by a node's local task index with one list for all
-// nodes, so cores are exact only when every host's ranks use the same
-// sequence of cores (launch_command() then adds the list; otherwise it
-// leaves core binding to the launcher and says so).
+// Hydra and Slurm bind with one list of cores for all nodes, indexed by a
+// task's place in its group (core_binding_list()), so cores are exact only
+// when the groups agree; launch_command() then adds the list and otherwise
+// leaves core binding to the launcher and says so.
 #ifndef RANKSHAPE_LIB_IO_LAUNCH_FILES_H_
 #define RANKSHAPE_LIB_IO_LAUNCH_FILES_H_
 
@@ -34,10 +34,13 @@ std::string launch_format_name(LaunchFormat format);
 std::string launch_file_text(const Placement& placement, const Labelling& labelling,
                              LaunchFormat format);
 
-/// The cores of each host's ranks in new-rank order, if every host has the
-/// same sequence (what Hydra's -bind-to user: and Slurm's map_cpu take).
-std::optional<std::vector<int>> common_core_sequence(const Placement& placement,
-                                                     const Labelling& labelling);
+/// The one core list a launcher applies to every group it numbers 0, 1,
+/// ...: Slurm numbers a node's tasks, Hydra the tasks of one run of
+/// consecutive lines of a host (it merges only those into one proxy).
+/// Present when every group's cores are a prefix of one list; always
+/// absent for Open MPI, whose rankfile names every core itself.
+std::optional<std::vector<int>> core_binding_list(const Placement& placement,
+                                                  const Labelling& labelling, LaunchFormat format);
 
 /// How to start the application with the file at path.
 std::string launch_command(const Placement& placement, const Labelling& labelling,

@@ -38,9 +38,7 @@ std::string metric_name(Metric metric) {
   return "?";
 }
 
-namespace {
-
-void check_options(const PingPongOptions& o) {
+void check_pingpong_options(const PingPongOptions& o) {
   std::vector<std::size_t> sorted = o.sizes;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
@@ -55,10 +53,8 @@ void check_options(const PingPongOptions& o) {
   }
 }
 
-}  // namespace
-
 PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOptions& o) {
-  check_options(o);
+  check_pingpong_options(o);
   const int p = comm.size();
   const int me = comm.rank();
   const std::size_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());

@@ -60,6 +60,9 @@ struct PingPongResult {
   double seconds = 0;  // MPI_Wtime (simulated under SMPI)
 };
 
+/// Throws std::invalid_argument for options measure_pingpong() refuses.
+void check_pingpong_options(const PingPongOptions& options);
+
 /// Collective over comm. Throws std::invalid_argument for bad options (the
 /// same on every rank, so no rank is left waiting).
 PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOptions& options);

@@ -73,7 +73,7 @@ int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
         so.matrix.assign(o.matrix, o.matrix + static_cast<std::size_t>(p) * p);
       }
       grid = rankshape::complete_grid(p, std::vector<int>(dims, dims + ndims));
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::exception& e) {  // e.g. bad_alloc of a huge matrix on one rank
       error = e.what();
     }
     rankshape::agree_on_errors(comm, error);
@@ -86,6 +86,8 @@ int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
     return fail(RANKSHAPE_ERR_ARG, e.what());
   } catch (const std::exception& e) {
     return fail(RANKSHAPE_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return fail(RANKSHAPE_ERR_INTERNAL, "unknown error");
   }
 }
 

@@ -1,6 +1,7 @@
 #include "lib/shape/shape.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -84,6 +85,8 @@ std::uint64_t options_fingerprint(const ShapeOptions& o) {
   Fingerprint f;
   f.add(static_cast<int>(o.source)).add(o.algorithm).add(o.seed).add(o.time_limit);
   f.add(o.objective.name()).add(static_cast<int>(o.metric)).add(o.message_bytes);
+  for (double w : o.objective.dimension_weights) f.add(w);
+  f.add(o.measurement.stall_seconds);
   f.add(o.inter_node_cost).add(o.measurement.repetitions).add(o.measurement.warmup);
   f.add(o.heatmap_prefix);
   f.add(o.measurement.sweeps).add(o.measurement.seed);
@@ -156,8 +159,15 @@ Sourced get_costs(const mpi::Communicator& comm, const ShapeOptions& o) {
       const bool model =
           o.source == CostSource::kModel || (o.source == CostSource::kAuto && layout.nodes == 1);
       if (model) {
-        s.costs =
-            std::make_unique<StructuredCosts>(model_from_topology(layout, o.inter_node_cost, ""));
+        // Each rank reads its own node's topology; rank 0's core costs are
+        // used everywhere so that all ranks optimise the same costs.
+        std::optional<StructuredCosts> local;
+        agree(comm, capture([&] { local = model_from_topology(layout, o.inter_node_cost, ""); }));
+        StructuredSpec spec = local->spec();
+        mpi::check(MPI_Bcast(spec.core_costs.data(), static_cast<int>(spec.core_costs.size()),
+                             MPI_DOUBLE, 0, comm.get()),
+                   "MPI_Bcast");
+        s.costs = std::make_unique<StructuredCosts>(std::move(spec));
         s.source = "model";
       } else {
         HierarchicalResult h = measure_hierarchical(comm, layout, ping, o.metric, o.message_bytes);
@@ -230,8 +240,8 @@ Grid complete_grid(int p, const std::vector<int>& dims) {
     if (d < 0) throw std::invalid_argument("grid dimensions must be >= 0 (0: choose)");
     if (d == 0) {
       ++free;
-    } else {
-      fixed *= d;
+    } else if ((fixed *= d) > p) {
+      break;  // refused below; also keeps the product from overflowing
     }
   }
   if (p < 1 || fixed > p || p % fixed != 0) {
@@ -268,6 +278,7 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
                 " positions but the communicator has " + std::to_string(p) + " ranks");
           }
           if (!(options.time_limit >= 0)) throw std::invalid_argument("time limit must be >= 0");
+          check_pingpong_options(options.measurement);
           const auto& names = relabel_algorithms();
           if (std::find(names.begin(), names.end(), options.algorithm) == names.end()) {
             throw std::invalid_argument("unknown algorithm '" + options.algorithm + "'");

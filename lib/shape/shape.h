@@ -51,6 +51,10 @@ struct ShapeOptions {
   std::string cost_file;       // kFile; same content on every rank
   std::vector<double> matrix;  // kMatrix; same values on every rank
   /// Measured sources: what is timed, and which metric becomes the cost.
+  /// A partner that does not answer within measurement.stall_seconds (60;
+  /// 0: never) ends the process with exit status 3 and a message naming
+  /// the ranks: a dead peer would otherwise hang the job for its whole
+  /// allocation.
   PingPongOptions measurement = quick_measurement();
   Metric metric = Metric::kMessageTime;
   double message_bytes = 65536;

@@ -22,12 +22,23 @@ TEST(LaunchFilesTest, OpenMpiRankfileNamesHostAndPhysicalCpuOfEveryNewRank) {
 TEST(LaunchFilesTest, HydraMachinefileHasOneLinePerRankInOrder) {
   const std::string text = launch_file_text(two_hosts(), swapped(), LaunchFormat::kMpich);
   EXPECT_NE(text.find("\nb:1\na:1\nb:1\na:1\n"), std::string::npos) << text;
-  // Host b's ranks (new 0, 2) use cores 0, 1; host a's (new 1, 3) too.
-  EXPECT_EQ(launch_command(two_hosts(), swapped(), LaunchFormat::kMpich, "m"),
+  // Alternating hosts: Hydra starts a proxy per line, every rank is its
+  // proxy's first, and one list cannot give them cores 0 and 1.
+  EXPECT_FALSE(core_binding_list(two_hosts(), swapped(), LaunchFormat::kMpich).has_value());
+  EXPECT_EQ(launch_command(two_hosts(), swapped(), LaunchFormat::kMpich, "m").find("bind-to"),
+            std::string::npos);
+  // Consecutive lines of a host are one proxy, numbered 0, 1, ...
+  const Labelling grouped({OldRank(2), OldRank(3), OldRank(0), OldRank(1)});
+  EXPECT_EQ(launch_command(two_hosts(), grouped, LaunchFormat::kMpich, "m"),
             "mpiexec -f m -n 4 -bind-to user:0,1 ./app");
+  // A shorter run that is a prefix of the longest still fits one list.
+  const Placement uneven({{"a", 3}, {"a", 5}, {"b", 3}});
+  EXPECT_EQ(core_binding_list(uneven, Labelling::identity(3), LaunchFormat::kMpich),
+            (std::vector<int>{3, 5}));
 }
 
 TEST(LaunchFilesTest, SlurmHostfileIsHostsOnlyAndCoresGoToTheCommand) {
+  // Slurm numbers all of a node's tasks, consecutive or not.
   EXPECT_EQ(launch_file_text(two_hosts(), swapped(), LaunchFormat::kSlurm), "b\na\nb\na\n");
   EXPECT_EQ(launch_command(two_hosts(), swapped(), LaunchFormat::kSlurm, "h"),
             "SLURM_HOSTFILE=h srun --distribution=arbitrary -n 4 --cpu-bind=map_cpu:0,1 ./app");
@@ -35,7 +46,8 @@ TEST(LaunchFilesTest, SlurmHostfileIsHostsOnlyAndCoresGoToTheCommand) {
 
 TEST(LaunchFilesTest, DifferentCoreOrdersPerHostLeaveCoresToTheLauncher) {
   const Labelling l({OldRank(0), OldRank(1), OldRank(3), OldRank(2)});
-  EXPECT_FALSE(common_core_sequence(two_hosts(), l).has_value());
+  EXPECT_FALSE(core_binding_list(two_hosts(), l, LaunchFormat::kSlurm).has_value());
+  EXPECT_FALSE(core_binding_list(two_hosts(), l, LaunchFormat::kOpenMpi).has_value());
   const std::string command = launch_command(two_hosts(), l, LaunchFormat::kSlurm, "h");
   EXPECT_EQ(command.find("map_cpu"), std::string::npos);
   EXPECT_NE(command.find("cores left to the launcher"), std::string::npos);

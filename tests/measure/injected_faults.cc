@@ -23,8 +23,8 @@ namespace {
 
 constexpr int kSlowRank = 5;
 constexpr int kNoisyA = 2, kNoisyB = 9;
-constexpr double kSlowDelay = 30e-6;   // s, per reply of the slow rank
-constexpr double kNoisyDelay = 100e-6; // s, per delayed round trip
+constexpr double kSlowDelay = 30e-6;    // s, per reply of the slow rank
+constexpr double kNoisyDelay = 100e-6;  // s, per delayed round trip
 
 // Busy waits in MPI time, so that SMPI advances simulated time as well.
 void spin(double seconds) {

@@ -161,6 +161,16 @@ TEST(RelabelCommTest, BadArgumentsFailOnEveryRank) {
   o.matrix = {1, 2, 3};
   EXPECT_THROW(relabel_comm(MPI_COMM_WORLD, Grid({p}), o), std::invalid_argument);
   EXPECT_THROW(relabel_comm(MPI_COMM_NULL, Grid({p}), o), std::invalid_argument);
+  // Bad measurement options are refused before anyone measures (in the
+  // hierarchical form only some ranks would measure, and the rest wait).
+  o = quick(CostSource::kMeasureHierarchical);
+  o.measurement.sizes = {8};
+  EXPECT_THROW(relabel_comm(MPI_COMM_WORLD, Grid({p}), o), std::invalid_argument);
+  o = quick(CostSource::kModel);
+  o.objective.dimension_weights = {world_rank() == 0 ? 1.0 : 2.0};
+  if (p > 1) {
+    EXPECT_THROW(relabel_comm(MPI_COMM_WORLD, Grid({p}), o), std::invalid_argument);
+  }
   EXPECT_THROW(parse_cost_source("guess"), std::invalid_argument);
   EXPECT_EQ(parse_cost_source("hierarchical"), CostSource::kMeasureHierarchical);
 }
@@ -211,6 +221,7 @@ TEST(RelabelCommTest, CompleteGridFillsZerosLikeDimsCreate) {
   EXPECT_THROW(complete_grid(12, {5, 0}), std::invalid_argument);
   EXPECT_THROW(complete_grid(12, {-1}), std::invalid_argument);
   EXPECT_THROW(complete_grid(12, {}), std::invalid_argument);
+  EXPECT_THROW(complete_grid(12, {65536, 65536, 65536, 65536, 0}), std::invalid_argument);
 }
 
 }  // namespace
