@@ -33,11 +33,10 @@ case $launcher in
     # Bazel runs tests from the runfiles root, where data/ is.
     platform=${RANKSHAPE_SMPI_PLATFORM:-data/platforms/ci-cluster.xml}
     # SMPI's default collectives are linear and slow to simulate beyond a
-    # few dozen ranks. MPICH's selection works at every rank count (SimGrid
-    # 3.32's Open MPI selection picks a pairwise alltoallv that refuses
-    # non-powers of two).
+    # few dozen ranks; MPICH's selection is used, except that SimGrid 3.32
+    # picks pairwise alltoall(v) algorithms that refuse non-powers of two.
     cmd=(smpirun -np "$np" -platform "$platform" --cfg=smpi/host-speed:1Gf
-         --cfg=smpi/coll-selector:mpich
+         --cfg=smpi/coll-selector:mpich --cfg=smpi/alltoall:basic_linear --cfg=smpi/alltoallv:bruck
          --log=root.thresh:warning --log=smpi_config.thresh:warning "$binary" "$@")
     ;;
   *)

@@ -1,0 +1,551 @@
+#include "lib/coll/collectives.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "lib/mpi/error.h"
+
+namespace rankshape::coll {
+namespace {
+
+using mpi::check;
+
+// Storage for count elements of a (possibly derived) datatype, laid out as
+// MPI expects a user buffer of that type to be.
+class TypedBuffer {
+ public:
+  TypedBuffer(std::int64_t count, MPI_Datatype type) {
+    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    check(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
+    check(MPI_Type_get_true_extent(type, &true_lb, &true_extent), "MPI_Type_get_true_extent");
+    const std::int64_t bytes = count > 0 ? (count - 1) * extent + true_extent : 0;
+    storage_.resize(static_cast<std::size_t>(bytes) + 1);
+    data_ = storage_.data() - true_lb;
+  }
+  void* get() { return data_; }
+
+ private:
+  std::vector<char> storage_;
+  char* data_ = nullptr;
+};
+
+MPI_Aint extent_of(MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0;
+  check(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
+  return extent;
+}
+
+// Bytes that MPI_Pack needs for count elements of type (the data size in a
+// homogeneous job; SMPI asks for the extent, so use MPI's own answer).
+std::int64_t packed_size(int count, MPI_Datatype type) {
+  int size = 0;
+  check(MPI_Pack_size(count, type, MPI_COMM_SELF, &size), "MPI_Pack_size");
+  return size;
+}
+
+int as_int(std::int64_t n) {
+  if (n > INT_MAX) throw std::length_error("message larger than INT_MAX bytes");
+  return static_cast<int>(n);
+}
+
+void pack(const void* in, int count, MPI_Datatype type, char* out, std::int64_t bytes,
+          MPI_Comm comm) {
+  int position = 0;
+  if (count > 0) check(MPI_Pack(in, count, type, out, as_int(bytes), &position, comm), "MPI_Pack");
+}
+
+void unpack(const char* in, std::int64_t bytes, void* out, int count, MPI_Datatype type,
+            MPI_Comm comm) {
+  int position = 0;
+  if (count > 0) {
+    check(MPI_Unpack(in, as_int(bytes), &position, out, count, type, comm), "MPI_Unpack");
+  }
+}
+
+// Copies count elements between two buffers of the same type.
+void copy(const void* from, void* to, int count, MPI_Datatype type) {
+  if (count == 0 || from == to) return;
+  check(MPI_Sendrecv(from, count, type, 0, 0, to, count, type, 0, 0, MPI_COMM_SELF,
+                     MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
+}
+
+char* at(void* base, std::int64_t block, int count, MPI_Aint extent) {
+  return static_cast<char*>(base) + block * count * extent;
+}
+const char* at(const void* base, std::int64_t block, int count, MPI_Aint extent) {
+  return static_cast<const char*>(base) + block * count * extent;
+}
+
+// The top-level member that represents comm rank r.
+int top_of(const Hierarchy& h, int r) { return h.lead(r, h.depth() - 1); }
+
+// Counts and displacements, in elements or bytes, of what a level leader
+// holds for each member of its level j communicator: span(member) * unit
+// each, in member order (= hierarchical order).
+void member_layout(const Hierarchy& h, int j, std::int64_t unit, std::vector<int>& counts,
+                   std::vector<int>& displs) {
+  const mpi::Communicator* level = h.level(j);
+  counts.assign(static_cast<std::size_t>(level->size()), 0);
+  displs.assign(counts.size(), 0);
+  for (int r = 0; r < h.size(); ++r) {
+    const int k = h.rank_in_level(r, j);
+    if (k >= 0 && (j == h.depth() || h.lead(r, j) == h.rank())) {
+      counts[static_cast<std::size_t>(k)] = as_int(h.span(r, j) * unit);
+    }
+  }
+  std::int64_t total = 0;
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    displs[k] = as_int(total);
+    total += counts[k];
+  }
+}
+
+// Gathers packed blocks (b bytes per comm rank) up the levels: on return
+// every top member holds, in `blocks`, those of the ranks it represents in
+// hierarchical order. `blocks` starts with this rank's own block.
+void gather_up(const Hierarchy& h, std::vector<char>& blocks, std::int64_t b) {
+  for (int j = 0; j < h.depth(); ++j) {
+    const mpi::Communicator* level = h.level(j);
+    if (!level) return;
+    std::vector<int> counts, displs;
+    std::int64_t total = 0;
+    if (level->rank() == 0) {
+      member_layout(h, j, b, counts, displs);
+      total = static_cast<std::int64_t>(displs.back()) + counts.back();
+    }
+    std::vector<char> gathered(static_cast<std::size_t>(level->rank() == 0 ? total : 0));
+    check(MPI_Gatherv(blocks.data(), as_int(static_cast<std::int64_t>(blocks.size())), MPI_BYTE,
+                      gathered.data(), counts.data(), displs.data(), MPI_BYTE, 0, level->get()),
+          "MPI_Gatherv");
+    if (level->rank() != 0) return;
+    blocks = std::move(gathered);
+  }
+}
+
+// The reverse: the top members hold their ranks' blocks in hierarchical
+// order; on return every rank's `blocks` is its own block.
+void scatter_down(const Hierarchy& h, std::vector<char>& blocks, std::int64_t b) {
+  for (int j = h.depth() - 1; j >= 0; --j) {
+    const mpi::Communicator* level = h.level(j);
+    if (!level) continue;
+    std::vector<int> counts, displs;
+    if (level->rank() == 0) member_layout(h, j, b, counts, displs);
+    const std::int64_t mine = h.span(h.rank(), j) * b;
+    std::vector<char> received(static_cast<std::size_t>(mine));
+    check(MPI_Scatterv(blocks.data(), counts.data(), displs.data(), MPI_BYTE, received.data(),
+                       as_int(mine), MPI_BYTE, 0, level->get()),
+          "MPI_Scatterv");
+    blocks = std::move(received);
+  }
+}
+
+// Broadcasts `bytes` from every level leader down to its members.
+void bcast_down(const Hierarchy& h, void* data, int count, MPI_Datatype type) {
+  for (int j = h.depth() - 1; j >= 0; --j) {
+    if (const mpi::Communicator* level = h.level(j)) {
+      check(MPI_Bcast(data, count, type, 0, level->get()), "MPI_Bcast");
+    }
+  }
+}
+
+template <typename F>
+int guarded(F&& f) {
+  try {
+    f();
+    return MPI_SUCCESS;
+  } catch (const mpi::MpiError& e) {
+    return e.code();
+  } catch (const std::length_error&) {
+    return MPI_ERR_COUNT;
+  } catch (const std::bad_alloc&) {
+    return MPI_ERR_NO_MEM;
+  }
+}
+
+}  // namespace
+
+int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy& h) {
+  return guarded([&] {
+    // Up: the data climbs from root to its top-level representative.
+    for (int j = 0; j < h.depth(); ++j) {
+      const int holder = h.lead(root, j - 1), leader = h.lead(root, j);
+      if (holder == leader) continue;
+      if (h.rank() == holder) {
+        check(MPI_Send(buffer, count, type, leader, 0, h.comm()), "MPI_Send");
+      } else if (h.rank() == leader) {
+        check(MPI_Recv(buffer, count, type, holder, 0, h.comm(), MPI_STATUS_IGNORE), "MPI_Recv");
+      }
+    }
+    if (const mpi::Communicator* top = h.level(h.depth())) {
+      check(MPI_Bcast(buffer, count, type, h.rank_in_level(top_of(h, root), h.depth()), top->get()),
+            "MPI_Bcast");
+    }
+    // Down: every leader passes it on (root's own groups get it back).
+    bcast_down(h, buffer, count, type);
+  });
+}
+
+int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,
+           const Hierarchy& h) {
+  return guarded([&] {
+    const bool is_root = h.rank() == root;
+    const void* mine = send == MPI_IN_PLACE ? recv : send;
+    // Partial results accumulate in recv at the root, elsewhere in a buffer.
+    TypedBuffer scratch(is_root ? 0 : count, type);
+    void* acc = is_root ? recv : scratch.get();
+    copy(mine, acc, count, type);
+    for (int j = 0; j <= h.depth(); ++j) {
+      const mpi::Communicator* level = h.level(j);
+      if (!level) break;
+      const int target = j == h.depth() ? h.rank_in_level(top_of(h, root), j) : 0;
+      if (level->rank() == target && target != 0) {
+        // MPICH 4.0 crashes on MPI_IN_PLACE at a root other than 0
+        // (pmodels/mpich#6540): reduce from a copy instead.
+        TypedBuffer contribution(count, type);
+        copy(acc, contribution.get(), count, type);
+        check(MPI_Reduce(contribution.get(), acc, count, type, op, target, level->get()),
+              "MPI_Reduce");
+      } else if (level->rank() == target) {
+        check(MPI_Reduce(MPI_IN_PLACE, acc, count, type, op, target, level->get()), "MPI_Reduce");
+      } else {
+        check(MPI_Reduce(acc, nullptr, count, type, op, target, level->get()), "MPI_Reduce");
+        break;  // this rank's part is in
+      }
+    }
+    const int holder = top_of(h, root);
+    if (holder != root) {
+      if (h.rank() == holder) check(MPI_Send(acc, count, type, root, 0, h.comm()), "MPI_Send");
+      if (is_root) {
+        check(MPI_Recv(recv, count, type, holder, 0, h.comm(), MPI_STATUS_IGNORE), "MPI_Recv");
+      }
+    }
+  });
+}
+
+int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+              const Hierarchy& h) {
+  return guarded([&] {
+    if (send != MPI_IN_PLACE) copy(send, recv, count, type);
+    // recv is the working buffer: partial sums go up to the top members,
+    // the result comes back down and overwrites everyone's.
+    for (int j = 0; j < h.depth(); ++j) {
+      const mpi::Communicator* level = h.level(j);
+      if (!level) break;
+      if (level->rank() == 0) {
+        check(MPI_Reduce(MPI_IN_PLACE, recv, count, type, op, 0, level->get()), "MPI_Reduce");
+      } else {
+        check(MPI_Reduce(recv, nullptr, count, type, op, 0, level->get()), "MPI_Reduce");
+        break;
+      }
+    }
+    if (const mpi::Communicator* top = h.level(h.depth())) {
+      check(MPI_Allreduce(MPI_IN_PLACE, recv, count, type, op, top->get()), "MPI_Allreduce");
+    }
+    bcast_down(h, recv, count, type);
+  });
+}
+
+int gather(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+           MPI_Datatype recv_type, int root, const Hierarchy& h) {
+  return guarded([&] {
+    const bool is_root = h.rank() == root;
+    // Block size: the sender's signature (the root's, for an in-place root).
+    const std::int64_t b =
+        is_root ? packed_size(recv_count, recv_type) : packed_size(send_count, send_type);
+    std::vector<char> blocks(static_cast<std::size_t>(b));
+    if (!(is_root && send == MPI_IN_PLACE))
+      pack(send, send_count, send_type, blocks.data(), b, h.comm());
+    gather_up(h, blocks, b);
+    const int holder = top_of(h, root);
+    const std::int64_t all = b * h.size();
+    if (const mpi::Communicator* top = h.level(h.depth())) {
+      const int target = h.rank_in_level(holder, h.depth());
+      std::vector<int> counts, displs;
+      std::vector<char> gathered;
+      if (top->rank() == target) {
+        member_layout(h, h.depth(), b, counts, displs);
+        gathered.resize(static_cast<std::size_t>(all));
+      }
+      check(
+          MPI_Gatherv(blocks.data(), as_int(static_cast<std::int64_t>(blocks.size())), MPI_BYTE,
+                      gathered.data(), counts.data(), displs.data(), MPI_BYTE, target, top->get()),
+          "MPI_Gatherv");
+      if (top->rank() == target) blocks = std::move(gathered);
+    }
+    if (holder != root) {
+      if (h.rank() == holder) {
+        check(MPI_Send(blocks.data(), as_int(all), MPI_BYTE, root, 0, h.comm()), "MPI_Send");
+      }
+      if (is_root) {
+        blocks.resize(static_cast<std::size_t>(all));
+        check(
+            MPI_Recv(blocks.data(), as_int(all), MPI_BYTE, holder, 0, h.comm(), MPI_STATUS_IGNORE),
+            "MPI_Recv");
+      }
+    }
+    if (!is_root) return;
+    const MPI_Aint extent = extent_of(recv_type);
+    for (int i = 0; i < h.size(); ++i) {
+      const int r = h.order()[static_cast<std::size_t>(i)];
+      if (r == root && send == MPI_IN_PLACE) continue;
+      unpack(blocks.data() + i * b, b, at(recv, r, recv_count, extent), recv_count, recv_type,
+             h.comm());
+    }
+  });
+}
+
+int scatter(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+            MPI_Datatype recv_type, int root, const Hierarchy& h) {
+  return guarded([&] {
+    const bool is_root = h.rank() == root;
+    const std::int64_t b =
+        is_root ? packed_size(send_count, send_type) : packed_size(recv_count, recv_type);
+    const std::int64_t all = b * h.size();
+    std::vector<char> blocks;
+    if (is_root) {
+      blocks.resize(static_cast<std::size_t>(all));
+      const MPI_Aint extent = extent_of(send_type);
+      for (int i = 0; i < h.size(); ++i) {
+        const int r = h.order()[static_cast<std::size_t>(i)];
+        pack(at(send, r, send_count, extent), send_count, send_type, blocks.data() + i * b, b,
+             h.comm());
+      }
+    }
+    const int holder = top_of(h, root);
+    if (holder != root) {
+      if (is_root) {
+        check(MPI_Send(blocks.data(), as_int(all), MPI_BYTE, holder, 0, h.comm()), "MPI_Send");
+      }
+      if (h.rank() == holder) {
+        blocks.resize(static_cast<std::size_t>(all));
+        check(MPI_Recv(blocks.data(), as_int(all), MPI_BYTE, root, 0, h.comm(), MPI_STATUS_IGNORE),
+              "MPI_Recv");
+      }
+    }
+    if (const mpi::Communicator* top = h.level(h.depth())) {
+      // The holder scatters to the top members their ranks' blocks.
+      std::vector<int> counts, displs;
+      member_layout(h, h.depth(), b, counts, displs);
+      std::vector<char> mine(
+          static_cast<std::size_t>(counts[static_cast<std::size_t>(top->rank())]));
+      check(MPI_Scatterv(blocks.data(), counts.data(), displs.data(), MPI_BYTE, mine.data(),
+                         as_int(static_cast<std::int64_t>(mine.size())), MPI_BYTE,
+                         h.rank_in_level(holder, h.depth()), top->get()),
+            "MPI_Scatterv");
+      blocks = std::move(mine);
+    }
+    scatter_down(h, blocks, b);
+    if (!(is_root && recv == MPI_IN_PLACE))
+      unpack(blocks.data(), b, recv, recv_count, recv_type, h.comm());
+  });
+}
+
+int allgather(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+              MPI_Datatype recv_type, const Hierarchy& h) {
+  return guarded([&] {
+    const std::int64_t b = packed_size(recv_count, recv_type);
+    const MPI_Aint extent = extent_of(recv_type);
+    std::vector<char> blocks(static_cast<std::size_t>(b));
+    if (send == MPI_IN_PLACE) {
+      pack(at(recv, h.rank(), recv_count, extent), recv_count, recv_type, blocks.data(), b,
+           h.comm());
+    } else {
+      pack(send, send_count, send_type, blocks.data(), b, h.comm());
+    }
+    gather_up(h, blocks, b);
+    const std::int64_t all = b * h.size();
+    std::vector<char> everything(static_cast<std::size_t>(all));
+    if (const mpi::Communicator* top = h.level(h.depth())) {
+      std::vector<int> counts, displs;
+      member_layout(h, h.depth(), b, counts, displs);
+      check(
+          MPI_Allgatherv(blocks.data(), as_int(static_cast<std::int64_t>(blocks.size())), MPI_BYTE,
+                         everything.data(), counts.data(), displs.data(), MPI_BYTE, top->get()),
+          "MPI_Allgatherv");
+    }
+    bcast_down(h, everything.data(), as_int(all), MPI_BYTE);
+    for (int i = 0; i < h.size(); ++i) {
+      const int r = h.order()[static_cast<std::size_t>(i)];
+      if (r == h.rank() && send == MPI_IN_PLACE) continue;
+      unpack(everything.data() + i * b, b, at(recv, r, recv_count, extent), recv_count, recv_type,
+             h.comm());
+    }
+  });
+}
+
+int reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                         const Hierarchy& h) {
+  return guarded([&] {
+    const int p = h.size();
+    const MPI_Aint extent = extent_of(type);
+    const void* in = send == MPI_IN_PLACE ? recv : send;
+    // Everyone's p blocks in hierarchical order, then reduced up the levels.
+    TypedBuffer work(static_cast<std::int64_t>(p) * count, type);
+    for (int i = 0; i < p; ++i) {
+      copy(at(in, h.order()[static_cast<std::size_t>(i)], count, extent),
+           at(work.get(), i, count, extent), count, type);
+    }
+    const int total = as_int(static_cast<std::int64_t>(p) * count);
+    bool in_top = true;
+    for (int j = 0; j < h.depth(); ++j) {
+      const mpi::Communicator* level = h.level(j);
+      if (level->rank() == 0) {
+        check(MPI_Reduce(MPI_IN_PLACE, work.get(), total, type, op, 0, level->get()), "MPI_Reduce");
+      } else {
+        check(MPI_Reduce(work.get(), nullptr, total, type, op, 0, level->get()), "MPI_Reduce");
+        in_top = false;
+        break;
+      }
+    }
+    // Top members split the reduced vector by the ranks they represent;
+    // then each level scatters the parts down. Blocks stay in hierarchical
+    // order, so a part is a contiguous run of blocks.
+    std::optional<TypedBuffer> part;
+    if (in_top) {
+      const int top = h.depth();
+      std::vector<int> counts, displs;
+      member_layout(h, top, count, counts, displs);
+      part.emplace(static_cast<std::int64_t>(h.span(h.rank(), top)) * count, type);
+      check(
+          MPI_Reduce_scatter(work.get(), part->get(), counts.data(), type, op, h.level(top)->get()),
+          "MPI_Reduce_scatter");
+    }
+    for (int j = h.depth() - 1; j >= 0; --j) {
+      const mpi::Communicator* level = h.level(j);
+      if (!level) continue;
+      std::vector<int> counts, displs;
+      if (level->rank() == 0) member_layout(h, j, count, counts, displs);
+      const int mine = as_int(static_cast<std::int64_t>(h.span(h.rank(), j)) * count);
+      TypedBuffer next(mine, type);
+      check(MPI_Scatterv(part ? part->get() : nullptr, counts.data(), displs.data(), type,
+                         next.get(), mine, type, 0, level->get()),
+            "MPI_Scatterv");
+      part.emplace(std::move(next));
+    }
+    copy(part->get(), recv, count, type);
+  });
+}
+
+int alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+             MPI_Datatype recv_type, const Hierarchy& h) {
+  return guarded([&] {
+    const int p = h.size();
+    const std::int64_t b = packed_size(recv_count, recv_type);
+    const MPI_Aint send_extent = extent_of(send == MPI_IN_PLACE ? recv_type : send_type);
+    // My p blocks, packed in hierarchical order of their destinations.
+    std::vector<char> mine(static_cast<std::size_t>(b * p));
+    for (int i = 0; i < p; ++i) {
+      const int d = h.order()[static_cast<std::size_t>(i)];
+      if (send == MPI_IN_PLACE) {
+        pack(at(recv, d, recv_count, send_extent), recv_count, recv_type, mine.data() + i * b, b,
+             h.comm());
+      } else {
+        pack(at(send, d, send_count, send_extent), send_count, send_type, mine.data() + i * b, b,
+             h.comm());
+      }
+    }
+    // Node of each rank: its level 0 leader; members of a node in order.
+    const int node_leader = h.depth() > 0 ? h.lead(h.rank(), 0) : h.rank();
+    const mpi::Communicator* node = h.depth() > 0 ? h.level(0) : nullptr;
+    const int n = node ? node->size() : 1;
+    std::vector<char> from_node;  // n x p blocks: member-major, destinations in hierarchical order
+    if (node) {
+      from_node.resize(static_cast<std::size_t>(node->rank() == 0 ? b * p * n : 0));
+      check(MPI_Gather(mine.data(), as_int(b * p), MPI_BYTE, from_node.data(), as_int(b * p),
+                       MPI_BYTE, 0, node->get()),
+            "MPI_Gather");
+    } else {
+      from_node = mine;
+    }
+    std::vector<char> to_members;  // n x p blocks: member-major, sources in hierarchical order
+    if (h.rank() == node_leader) {
+      const mpi::Communicator* leaders = h.group_leaders();
+      const int g = leaders->size();
+      // Destination and source ranges of every node in hierarchical order.
+      std::vector<int> first(static_cast<std::size_t>(g)), size(static_cast<std::size_t>(g));
+      for (int r = 0; r < p; ++r) {
+        const int k = h.rank_in_group_leaders(r);
+        if (k >= 0) {
+          first[static_cast<std::size_t>(k)] = h.position(r);
+          size[static_cast<std::size_t>(k)] = h.depth() > 0 ? h.span(r, 1) : 1;
+        }
+      }
+      // Send to node k: for each of my members s, blocks for k's ranks.
+      std::vector<int> send_counts(static_cast<std::size_t>(g)), send_displs(send_counts.size());
+      std::vector<int> recv_counts(send_counts.size()), recv_displs(send_counts.size());
+      std::vector<char> outgoing(static_cast<std::size_t>(b * p * n));
+      std::int64_t offset = 0;
+      for (int k = 0; k < g; ++k) {
+        send_displs[static_cast<std::size_t>(k)] = as_int(offset);
+        for (int s = 0; s < n; ++s) {
+          const char* src =
+              from_node.data() +
+              (static_cast<std::int64_t>(s) * p + first[static_cast<std::size_t>(k)]) * b;
+          std::copy(src, src + size[static_cast<std::size_t>(k)] * b, outgoing.data() + offset);
+          offset += size[static_cast<std::size_t>(k)] * b;
+        }
+        send_counts[static_cast<std::size_t>(k)] =
+            as_int(offset - send_displs[static_cast<std::size_t>(k)]);
+      }
+      std::int64_t in_total = 0;
+      for (int k = 0; k < g; ++k) {
+        recv_displs[static_cast<std::size_t>(k)] = as_int(in_total);
+        recv_counts[static_cast<std::size_t>(k)] =
+            as_int(size[static_cast<std::size_t>(k)] * n * b);
+        in_total += recv_counts[static_cast<std::size_t>(k)];
+      }
+      std::vector<char> incoming(static_cast<std::size_t>(in_total));
+      check(MPI_Alltoallv(outgoing.data(), send_counts.data(), send_displs.data(), MPI_BYTE,
+                          incoming.data(), recv_counts.data(), recv_displs.data(), MPI_BYTE,
+                          leaders->get()),
+            "MPI_Alltoallv");
+      // From node k: for each source s in k, blocks for my n members.
+      to_members.resize(static_cast<std::size_t>(b * p * n));
+      for (int k = 0; k < g; ++k) {
+        for (int s = 0; s < size[static_cast<std::size_t>(k)]; ++s) {
+          const int source_position = first[static_cast<std::size_t>(k)] + s;
+          for (int d = 0; d < n; ++d) {
+            const char* src = incoming.data() + recv_displs[static_cast<std::size_t>(k)] +
+                              (static_cast<std::int64_t>(s) * n + d) * b;
+            std::copy(src, src + b,
+                      to_members.data() + (static_cast<std::int64_t>(d) * p + source_position) * b);
+          }
+        }
+      }
+    }
+    std::vector<char> received(static_cast<std::size_t>(b * p));
+    if (node) {
+      check(MPI_Scatter(to_members.data(), as_int(b * p), MPI_BYTE, received.data(), as_int(b * p),
+                        MPI_BYTE, 0, node->get()),
+            "MPI_Scatter");
+    } else {
+      received = to_members;
+    }
+    const MPI_Aint extent = extent_of(recv_type);
+    for (int i = 0; i < p; ++i) {
+      unpack(received.data() + i * b, b,
+             at(recv, h.order()[static_cast<std::size_t>(i)], recv_count, extent), recv_count,
+             recv_type, h.comm());
+    }
+  });
+}
+
+int barrier(const Hierarchy& h) {
+  return guarded([&] {
+    for (int j = 0; j <= h.depth(); ++j) {
+      if (const mpi::Communicator* level = h.level(j))
+        check(MPI_Barrier(level->get()), "MPI_Barrier");
+    }
+    for (int j = h.depth() - 1; j >= 0; --j) {
+      if (const mpi::Communicator* level = h.level(j))
+        check(MPI_Barrier(level->get()), "MPI_Barrier");
+    }
+  });
+}
+
+}  // namespace rankshape::coll

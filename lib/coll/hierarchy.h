@@ -1,0 +1,95 @@
+// The levels a hierarchical collective runs on.
+//
+// Groups are nested, finest first: level 0 groups are nodes, level 1
+// groups (racks, ...) hold whole level 0 groups, and so on. Level j's
+// communicator joins the leaders (rank 0 of their level j - 1 communicator;
+// at level 0, every rank) of one level j group; the top communicator joins
+// the leaders of the coarsest groups. Leaders are the lowest rank of their
+// group, and members are ranked by rank in comm, so with groups that are
+// contiguous, increasing ranges of ranks the hierarchical order is comm's
+// rank order (then non-commutative reductions may use the hierarchy).
+//
+// Hierarchical order: the ranks of comm listed group by group, recursively
+// (the order in which a gather up the levels concatenates their blocks).
+#ifndef RANKSHAPE_LIB_COLL_HIERARCHY_H_
+#define RANKSHAPE_LIB_COLL_HIERARCHY_H_
+
+#include <mpi.h>
+
+#include <optional>
+#include <vector>
+
+#include "lib/mpi/communicator.h"
+
+namespace rankshape::coll {
+
+class Hierarchy {
+ public:
+  /// Collective over comm. groups[j][r] = group of rank r at level j (any
+  /// integers; every rank passes the same tables), finest first; each
+  /// level must nest inside the next. Empty: nodes only
+  /// (MPI_Comm_split_type). Throws std::invalid_argument for tables that do
+  /// not fit comm or do not nest. comm must outlive the hierarchy.
+  Hierarchy(MPI_Comm comm, std::vector<std::vector<int>> groups = {});
+
+  /// Group tables of nodes from MPI_Comm_split_type (collective).
+  static std::vector<std::vector<int>> node_groups(MPI_Comm comm);
+
+  MPI_Comm comm() const { return comm_; }
+  int size() const { return size_; }
+  int rank() const { return rank_; }
+  /// Levels below the top (the number of group tables).
+  int depth() const { return static_cast<int>(groups_.size()); }
+  /// Level j's communicator for this rank, j in [0, depth()]; j = depth()
+  /// is the top. Null when this rank is not in it.
+  const mpi::Communicator* level(int j) const {
+    return levels_[static_cast<std::size_t>(j)] ? &*levels_[static_cast<std::size_t>(j)] : nullptr;
+  }
+  /// All leaders of level 0 groups (one per node), whatever the coarser
+  /// levels; null when this rank is not one. Equals the top when depth 1.
+  const mpi::Communicator* group_leaders() const {
+    return group_leaders_ ? &*group_leaders_ : nullptr;
+  }
+  /// Rank of comm rank r in group_leaders(), or -1.
+  int rank_in_group_leaders(int r) const {
+    return rank_in_group_leaders_[static_cast<std::size_t>(r)];
+  }
+  /// Rank of comm rank r inside its level j communicator, or -1 if r is
+  /// not in one (the same on every rank).
+  int rank_in_level(int r, int j) const {
+    return rank_in_level_[static_cast<std::size_t>(j)][static_cast<std::size_t>(r)];
+  }
+  /// The comm rank that leads r's group at level j (r's representative in
+  /// level j + 1); lead(r, -1) = r.
+  int lead(int r, int j) const {
+    return j < 0 ? r : leader_[static_cast<std::size_t>(j)][static_cast<std::size_t>(r)];
+  }
+  /// Comm ranks in hierarchical order, and the position of each rank in it.
+  const std::vector<int>& order() const { return order_; }
+  int position(int r) const { return position_[static_cast<std::size_t>(r)]; }
+  /// Number of comm ranks under r's representative at level j, i.e. in
+  /// the level j - 1 group that r leads (1 at level 0), for r in level j.
+  int span(int r, int j) const;
+  /// True when hierarchical order is comm's rank order.
+  bool ordered() const { return ordered_; }
+  /// True when some level has more than one member and some group has more
+  /// than one rank: the hierarchy differs from a flat communicator.
+  bool useful() const { return useful_; }
+
+ private:
+  MPI_Comm comm_;
+  int size_ = 0, rank_ = 0;
+  std::vector<std::vector<int>> groups_;
+  std::vector<std::optional<mpi::Communicator>> levels_;
+  std::optional<mpi::Communicator> group_leaders_;
+  std::vector<int> rank_in_group_leaders_;
+  std::vector<std::vector<int>> rank_in_level_;  // [level][rank]
+  std::vector<std::vector<int>> leader_;         // [level][rank]
+  std::vector<std::vector<int>> span_;           // [level][rank]
+  std::vector<int> order_, position_;
+  bool ordered_ = true, useful_ = false;
+};
+
+}  // namespace rankshape::coll
+
+#endif  // RANKSHAPE_LIB_COLL_HIERARCHY_H_
