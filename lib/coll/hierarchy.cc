@@ -43,7 +43,7 @@ std::vector<std::vector<int>> Hierarchy::node_groups(MPI_Comm comm) {
 }
 
 Hierarchy::Hierarchy(MPI_Comm comm, std::vector<std::vector<int>> groups)
-    : comm_(comm), groups_(std::move(groups)) {
+    : own_(mpi::Communicator(comm, mpi::Ownership::kBorrow).dup()), groups_(std::move(groups)) {
   mpi::check(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
   mpi::check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   const auto p = static_cast<std::size_t>(size_);

@@ -35,7 +35,10 @@ class Hierarchy {
   /// Group tables of nodes from MPI_Comm_split_type (collective).
   static std::vector<std::vector<int>> node_groups(MPI_Comm comm);
 
-  MPI_Comm comm() const { return comm_; }
+  /// A private duplicate of the communicator given (same ranks), for the
+  /// point-to-point messages of the collectives: they never match the
+  /// program's own messages on that communicator.
+  MPI_Comm comm() const { return own_.get(); }
   int size() const { return size_; }
   int rank() const { return rank_; }
   /// Levels below the top (the number of group tables).
@@ -77,7 +80,7 @@ class Hierarchy {
   bool useful() const { return useful_; }
 
  private:
-  MPI_Comm comm_;
+  mpi::Communicator own_;
   int size_ = 0, rank_ = 0;
   std::vector<std::vector<int>> groups_;
   std::vector<std::optional<mpi::Communicator>> levels_;

@@ -308,6 +308,32 @@ TEST_F(CollectivesTest, NonCommutativeReductionsKeepRankOrderOnOrderedHierarchie
   }
 }
 
+TEST_F(CollectivesTest, ProgramMessagesNeverMatchTheCollectivesOwn) {
+  const int p = world_size(), me = world_rank();
+  if (p < 3) GTEST_SKIP() << "needs a root that is not its group's leader, and a sender";
+  std::vector<int> blocks(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) blocks[static_cast<std::size_t>(r)] = r / 3;
+  const Hierarchy h(MPI_COMM_WORLD, {blocks});
+  // Rank 0 waits for any tag-0 message of the program's; rank 1 (not a
+  // leader) broadcasts, which sends to rank 0 on the way up.
+  int program_value = -1;
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (me == 0) MPI_Irecv(&program_value, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &request);
+  int data = me == 1 ? 4242 : 0;
+  ASSERT_EQ(bcast(&data, 1, MPI_INT, 1, h), MPI_SUCCESS);
+  EXPECT_EQ(data, 4242);
+  if (me == p - 1) {
+    const int value = 17;
+    MPI_Send(&value, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+  }
+  if (me == 0) {
+    MPI_Status status;
+    MPI_Wait(&request, &status);
+    EXPECT_EQ(program_value, 17);
+    EXPECT_EQ(status.MPI_SOURCE, p - 1);
+  }
+}
+
 TEST_F(CollectivesTest, HierarchyOrderAndSpansAreConsistent) {
   const int p = world_size();
   for (const Shape& s : shapes()) {
