@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cstdio>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -109,16 +108,7 @@ int main(int argc, char** argv) {
     const RelabelResult r = relabel(*costs, grid, options);
 
     // Pictures first: a bad --heatmap path then leaves no labelling behind.
-    if (!heatmap_prefix.empty()) {
-      const std::string before_png = heatmap_prefix + "-before.png";
-      write_heatmap_png(before_png, *costs, Labelling::identity(grid.size()), &grid);
-      try {
-        write_heatmap_png(heatmap_prefix + "-after.png", *costs, r.labelling, &grid);
-      } catch (...) {
-        std::remove(before_png.c_str());
-        throw;
-      }
-    }
+    if (!heatmap_prefix.empty()) write_heatmap_pair(heatmap_prefix, *costs, r.labelling, grid);
     write_labelling(perm_out, r.labelling);
     std::string launch;
     if (!rankfile_out.empty()) {

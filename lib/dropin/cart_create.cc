@@ -193,22 +193,27 @@ Settings read_settings() {
   return s;
 }
 
-// Collective: the first rank (of comm) whose error is non-empty prints it,
-// and every rank throws AgreedError with code. Returns if no rank failed.
-void agree(const mpi::Communicator& comm, const std::string& error, int code) {
-  const int mine = error.empty() ? comm.size() : comm.rank();
-  int first = comm.size();
-  mpi::check(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm.get()), "MPI_Allreduce");
-  if (first == comm.size()) return;
-  if (comm.rank() == first) {
-    std::fprintf(stderr, "%s%s%s\n", kPrefix,
-                 comm.size() > 1 ? ("rank " + std::to_string(first) + ": ").c_str() : "",
-                 error.c_str());
+// Collective: an error every rank knows of. Rank 0 prints it, then all
+// throw AgreedError with code (the message is out before any rank can
+// abort in the error handler).
+[[noreturn]] void fail_everywhere(const mpi::Communicator& comm, const std::string& message,
+                                  int code) {
+  if (comm.rank() == 0) {
+    std::fprintf(stderr, "%s%s\n", kPrefix, message.c_str());
     std::fflush(stderr);
   }
-  // The message is out before any rank can abort in the error handler.
   mpi::check(MPI_Barrier(comm.get()), "MPI_Barrier");
-  throw AgreedError(error, code);
+  throw AgreedError(message, code);
+}
+
+// Collective: returns if no rank has an error; otherwise every rank fails
+// with the first failing rank's message ("rank R: ...").
+void agree(const mpi::Communicator& comm, const std::string& error, int code) {
+  try {
+    agree_on_errors(comm.get(), error);
+  } catch (const std::invalid_argument& e) {
+    fail_everywhere(comm, e.what(), code);
+  }
 }
 
 nlohmann::json report_json(const Settings& s, const ShapedComm& shaped,
@@ -279,12 +284,7 @@ int shaped_cart_create(MPI_Comm old, int ndims, const int dims[], const int peri
     shaped.emplace(relabel_comm(comm.get(), Grid(dim_list), settings.options));
   } catch (const std::invalid_argument& e) {
     // relabel_comm reports bad arguments on every rank alike.
-    if (comm.rank() == 0) {
-      std::fprintf(stderr, "%s%s\n", kPrefix, e.what());
-      std::fflush(stderr);
-    }
-    mpi::check(MPI_Barrier(comm.get()), "MPI_Barrier");
-    throw AgreedError(e.what(), MPI_ERR_ARG);
+    fail_everywhere(comm, e.what(), MPI_ERR_ARG);
   }
 
   error.clear();

@@ -319,4 +319,16 @@ void write_heatmap_png(const std::string& path, const Costs& costs, const Labell
   });
 }
 
+void write_heatmap_pair(const std::string& prefix, const Costs& costs, const Labelling& labelling,
+                        const Grid& grid) {
+  const std::string before = prefix + "-before.png";
+  write_heatmap_png(before, costs, Labelling::identity(labelling.size()), &grid);
+  try {
+    write_heatmap_png(prefix + "-after.png", costs, labelling, &grid);
+  } catch (...) {
+    std::remove(before.c_str());
+    throw;
+  }
+}
+
 }  // namespace rankshape

@@ -83,6 +83,12 @@ std::string encode_heatmap_png(const Costs& costs, const Labelling& order, const
 void write_heatmap_png(const std::string& path, const Costs& costs, const Labelling& order,
                        const Grid* grid, const HeatmapOptions& options = {});
 
+/// PREFIX-before.png (the identity order) and PREFIX-after.png (labelling),
+/// both with grid's boundaries; if the second cannot be written, the first
+/// is removed, so no half of the pair is left behind.
+void write_heatmap_pair(const std::string& prefix, const Costs& costs, const Labelling& labelling,
+                        const Grid& grid);
+
 }  // namespace rankshape
 
 #endif  // RANKSHAPE_LIB_REPORT_HEATMAP_H_

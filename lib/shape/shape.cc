@@ -1,7 +1,6 @@
 #include "lib/shape/shape.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -45,7 +44,8 @@ class Fingerprint {
 
 // Ends on every rank together: if any rank has a non-empty error, all throw
 // std::invalid_argument with the first failing rank's message.
-void agree(const mpi::Communicator& comm, const std::string& error) {
+void agree(const mpi::Communicator& comm, const std::string& error,
+           const std::string& prefix = "relabel_comm: ") {
   const int mine = error.empty() ? comm.size() : comm.rank();
   int first = 0, failing = error.empty() ? 0 : 1, count = 0;
   mpi::check(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm.get()), "MPI_Allreduce");
@@ -57,7 +57,7 @@ void agree(const mpi::Communicator& comm, const std::string& error) {
   mpi::check(MPI_Bcast(text.data(), length, MPI_CHAR, first, comm.get()), "MPI_Bcast");
   std::string where = "rank " + std::to_string(first);
   if (count > 1) where += " (and " + std::to_string(count - 1) + " more)";
-  throw std::invalid_argument("relabel_comm: " + where + ": " + text);
+  throw std::invalid_argument(prefix + where + ": " + text);
 }
 
 // Runs f, turning what it throws into an error string for agree(). MPI
@@ -184,7 +184,7 @@ Sourced get_costs(const mpi::Communicator& comm, const ShapeOptions& o) {
 }  // namespace
 
 void agree_on_errors(MPI_Comm comm, const std::string& local_error) {
-  agree(mpi::Communicator(comm, mpi::Ownership::kBorrow), local_error);
+  agree(mpi::Communicator(comm, mpi::Ownership::kBorrow), local_error, "");
 }
 
 std::string cost_source_name(CostSource source) {
@@ -352,10 +352,7 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   report.relabel_seconds = MPI_Wtime() - relabel_started;
   if (!options.heatmap_prefix.empty()) {
     agree(comm, me != 0 ? "" : capture([&] {
-            write_heatmap_png(options.heatmap_prefix + "-before.png", *sourced.costs,
-                              Labelling::identity(p), &grid);
-            write_heatmap_png(options.heatmap_prefix + "-after.png", *sourced.costs, *labelling,
-                              &grid);
+            write_heatmap_pair(options.heatmap_prefix, *sourced.costs, *labelling, grid);
           }));
   }
 

@@ -124,8 +124,8 @@ class ShapedComm {
 ShapedComm relabel_comm(MPI_Comm comm, const Grid& grid, const ShapeOptions& options = {});
 
 /// Collective over comm: if any rank's local_error is not empty, throws
-/// std::invalid_argument on every rank, naming the first failing rank and
-/// its message. For checks made before relabel_comm() (e.g. parsing).
+/// std::invalid_argument on every rank, "rank R: message" for the first
+/// failing rank R (and how many more failed). For checks made before relabel_comm() (e.g. parsing).
 void agree_on_errors(MPI_Comm comm, const std::string& local_error);
 
 /// The dimensions for relabel_comm() when the program fixes only some:

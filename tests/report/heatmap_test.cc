@@ -281,6 +281,20 @@ TEST(HeatmapTest, FailedWriteThrowsNamingThePathAndLeavesNothing) {
   EXPECT_EQ(files_starting_with("in-the-way.png").size(), 1u);
 }
 
+TEST(HeatmapTest, PairIsWrittenWholeOrNotAtAll) {
+  const StructuredCosts costs = block_machine(2, 8, 10);
+  const Grid grid({2, 8});
+  const std::string prefix = testing::scratch_path("pair");
+  write_heatmap_pair(prefix, costs, Labelling::identity(16), grid);
+  EXPECT_EQ(files_starting_with("pair-").size(), 2u);
+  // A directory where the second picture goes: the first is removed too.
+  const std::string blocked = testing::scratch_path("blocked");
+  ASSERT_EQ(std::system(("mkdir -p '" + blocked + "-after.png/x'").c_str()), 0);
+  EXPECT_THROW(write_heatmap_pair(blocked, costs, Labelling::identity(16), grid),
+               std::runtime_error);
+  EXPECT_EQ(files_starting_with("blocked-").size(), 1u);  // only the directory
+}
+
 TEST(HeatmapTest, MismatchedSizesAreRejected) {
   const StructuredCosts costs = block_machine(2, 8, 10);
   const Grid grid({4, 5});
