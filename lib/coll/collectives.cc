@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "lib/coll/algorithms.h"
+#include "lib/coll/pipeline.h"
 #include "lib/mpi/error.h"
 
 namespace rankshape::coll {
@@ -84,6 +86,14 @@ const char* at(const void* base, std::int64_t block, int count, MPI_Aint extent)
 // The top-level member that represents comm rank r.
 int top_of(const Hierarchy& h, int r) { return h.lead(r, h.depth() - 1); }
 
+// The comm rank that is rank 0 of the top communicator.
+int first_top_member(const Hierarchy& h) {
+  for (int r = 0; r < h.size(); ++r) {
+    if (h.rank_in_level(r, h.depth()) == 0) return r;
+  }
+  return 0;
+}
+
 // Counts and displacements, in elements or bytes, of what a level leader
 // holds for each member of its level j communicator: span(member) * unit
 // each, in member order (= hierarchical order).
@@ -144,13 +154,25 @@ void scatter_down(const Hierarchy& h, std::vector<char>& blocks, std::int64_t b)
   }
 }
 
-// Broadcasts `bytes` from every level leader down to its members.
-void bcast_down(const Hierarchy& h, void* data, int count, MPI_Datatype type) {
+// Broadcasts data from every level leader down to its members, with the
+// configured algorithm per level.
+void bcast_down(const Hierarchy& h, void* data, int count, MPI_Datatype type,
+                const Config& config = {}) {
   for (int j = h.depth() - 1; j >= 0; --j) {
     if (const mpi::Communicator* level = h.level(j)) {
-      check(MPI_Bcast(data, count, type, 0, level->get()), "MPI_Bcast");
+      level_bcast(config.level(j), data, count, type, 0, level->get(), config.segment_bytes);
     }
   }
+}
+
+// The algorithm allreduce uses for the broadcast back down level j: the
+// reduction's binomial tree, or native.
+Config downward(const Config& config) {
+  Config down = config;
+  for (Algorithm& a : down.levels) {
+    if (a != Algorithm::kBinomial) a = Algorithm::kNative;
+  }
+  return down;
 }
 
 template <typename F>
@@ -169,7 +191,8 @@ int guarded(F&& f) {
 
 }  // namespace
 
-int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy& h) {
+int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy& h,
+          const Config& config) {
   return guarded([&] {
     // Up: the data climbs from root to its top-level representative.
     for (int j = 0; j < h.depth(); ++j) {
@@ -181,17 +204,21 @@ int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy&
         check(MPI_Recv(buffer, count, type, holder, 0, h.comm(), MPI_STATUS_IGNORE), "MPI_Recv");
       }
     }
+    if (config.segment_bytes > 0 && h.depth() > 0) {
+      pipelined_bcast(buffer, count, type, top_of(h, root), h, config.segment_bytes);
+      return;
+    }
     if (const mpi::Communicator* top = h.level(h.depth())) {
-      check(MPI_Bcast(buffer, count, type, h.rank_in_level(top_of(h, root), h.depth()), top->get()),
-            "MPI_Bcast");
+      level_bcast(config.level(h.depth()), buffer, count, type,
+                  h.rank_in_level(top_of(h, root), h.depth()), top->get(), config.segment_bytes);
     }
     // Down: every leader passes it on (root's own groups get it back).
-    bcast_down(h, buffer, count, type);
+    bcast_down(h, buffer, count, type, config);
   });
 }
 
 int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,
-           const Hierarchy& h) {
+           const Hierarchy& h, const Config& config) {
   return guarded([&] {
     const bool is_root = h.rank() == root;
     const void* mine = send == MPI_IN_PLACE ? recv : send;
@@ -199,25 +226,21 @@ int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op
     TypedBuffer scratch(is_root ? 0 : count, type);
     void* acc = is_root ? recv : scratch.get();
     copy(mine, acc, count, type);
-    for (int j = 0; j <= h.depth(); ++j) {
-      const mpi::Communicator* level = h.level(j);
-      if (!level) break;
-      const int target = j == h.depth() ? h.rank_in_level(top_of(h, root), j) : 0;
-      if (level->rank() == target && target != 0) {
-        // MPICH 4.0 crashes on MPI_IN_PLACE at a root other than 0
-        // (pmodels/mpich#6540): reduce from a copy instead.
-        TypedBuffer contribution(count, type);
-        copy(acc, contribution.get(), count, type);
-        check(MPI_Reduce(contribution.get(), acc, count, type, op, target, level->get()),
-              "MPI_Reduce");
-      } else if (level->rank() == target) {
-        check(MPI_Reduce(MPI_IN_PLACE, acc, count, type, op, target, level->get()), "MPI_Reduce");
-      } else {
-        check(MPI_Reduce(acc, nullptr, count, type, op, target, level->get()), "MPI_Reduce");
-        break;  // this rank's part is in
+    int holder = top_of(h, root);
+    if (config.segment_bytes > 0 && h.depth() > 0) {
+      pipelined_reduce(acc, count, type, op, h, config.segment_bytes);
+      holder = first_top_member(h);
+    } else {
+      for (int j = 0; j <= h.depth(); ++j) {
+        const mpi::Communicator* level = h.level(j);
+        if (!level) break;
+        const int target = j == h.depth() ? h.rank_in_level(holder, j) : 0;
+        const bool receives = level->rank() == target;
+        level_reduce(config.level(j), receives ? MPI_IN_PLACE : acc, receives ? acc : nullptr,
+                     count, type, op, target, level->get());
+        if (!receives) break;  // this rank's part is in
       }
     }
-    const int holder = top_of(h, root);
     if (holder != root) {
       if (h.rank() == holder) check(MPI_Send(acc, count, type, root, 0, h.comm()), "MPI_Send");
       if (is_root) {
@@ -228,25 +251,27 @@ int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op
 }
 
 int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
-              const Hierarchy& h) {
+              const Hierarchy& h, const Config& config) {
   return guarded([&] {
     if (send != MPI_IN_PLACE) copy(send, recv, count, type);
+    if (config.segment_bytes > 0 && h.depth() > 0) {
+      pipelined_allreduce(recv, count, type, op, h, config.segment_bytes);
+      return;
+    }
     // recv is the working buffer: partial sums go up to the top members,
     // the result comes back down and overwrites everyone's.
     for (int j = 0; j < h.depth(); ++j) {
       const mpi::Communicator* level = h.level(j);
       if (!level) break;
-      if (level->rank() == 0) {
-        check(MPI_Reduce(MPI_IN_PLACE, recv, count, type, op, 0, level->get()), "MPI_Reduce");
-      } else {
-        check(MPI_Reduce(recv, nullptr, count, type, op, 0, level->get()), "MPI_Reduce");
-        break;
-      }
+      const bool leads = level->rank() == 0;
+      level_reduce(config.level(j), leads ? MPI_IN_PLACE : recv, leads ? recv : nullptr, count,
+                   type, op, 0, level->get());
+      if (!leads) break;
     }
     if (const mpi::Communicator* top = h.level(h.depth())) {
-      check(MPI_Allreduce(MPI_IN_PLACE, recv, count, type, op, top->get()), "MPI_Allreduce");
+      level_allreduce(config.level(h.depth()), MPI_IN_PLACE, recv, count, type, op, top->get());
     }
-    bcast_down(h, recv, count, type);
+    bcast_down(h, recv, count, type, downward(config));
   });
 }
 

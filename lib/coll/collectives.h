@@ -10,7 +10,7 @@
 // communicators), blocks travel in hierarchical order and are permuted at
 // the ends. A non-commutative operation is reduced in rank order only when
 // the hierarchy is ordered(); the hierarchical reductions require it
-// (auto.h falls back to the native call otherwise).
+// (dispatch.h falls back to the native call otherwise).
 //
 // Each function is collective over h.comm() and returns MPI_SUCCESS or the
 // error code of the MPI call that failed.
@@ -19,15 +19,19 @@
 
 #include <mpi.h>
 
+#include "lib/coll/config.h"
 #include "lib/coll/hierarchy.h"
 
 namespace rankshape::coll {
 
-int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy& h);
+/// config: the per-level algorithms and the segment size of a pipeline
+/// (config.h); its `hierarchical` flag is not looked at.
+int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy& h,
+          const Config& config = {});
 int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,
-           const Hierarchy& h);
+           const Hierarchy& h, const Config& config = {});
 int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
-              const Hierarchy& h);
+              const Hierarchy& h, const Config& config = {});
 int gather(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
            MPI_Datatype recv_type, int root, const Hierarchy& h);
 int scatter(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,

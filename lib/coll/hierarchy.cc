@@ -89,6 +89,7 @@ Hierarchy::Hierarchy(MPI_Comm comm, std::vector<std::vector<int>> groups)
     }
     const auto me = static_cast<std::size_t>(rank_);
     levels_.push_back(split(comm, member(j, me) ? colour(j, me) : -1, rank_));
+    levels_down_.push_back(split(comm, member(j, me) ? colour(j, me) : -1, rank_));
   }
   rank_in_group_leaders_.assign(p, -1);
   int next_leader = 0;

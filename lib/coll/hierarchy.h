@@ -48,6 +48,13 @@ class Hierarchy {
   const mpi::Communicator* level(int j) const {
     return levels_[static_cast<std::size_t>(j)] ? &*levels_[static_cast<std::size_t>(j)] : nullptr;
   }
+  /// A second communicator with the members of level(j), for the downward
+  /// (broadcast) half of pipelined collectives: their non-blocking calls
+  /// then never meet the upward (reduce) calls of other segments.
+  const mpi::Communicator* level_down(int j) const {
+    const auto& l = levels_down_[static_cast<std::size_t>(j)];
+    return l ? &*l : nullptr;
+  }
   /// All leaders of level 0 groups (one per node), whatever the coarser
   /// levels; null when this rank is not one. Equals the top when depth 1.
   const mpi::Communicator* group_leaders() const {
@@ -83,7 +90,7 @@ class Hierarchy {
   mpi::Communicator own_;
   int size_ = 0, rank_ = 0;
   std::vector<std::vector<int>> groups_;
-  std::vector<std::optional<mpi::Communicator>> levels_;
+  std::vector<std::optional<mpi::Communicator>> levels_, levels_down_;
   std::optional<mpi::Communicator> group_leaders_;
   std::vector<int> rank_in_group_leaders_;
   std::vector<std::vector<int>> rank_in_level_;  // [level][rank]

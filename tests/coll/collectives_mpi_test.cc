@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lib/coll/collectives.h"
+#include "lib/coll/config.h"
 #include "lib/coll/hierarchy.h"
 
 namespace rankshape::coll {
@@ -279,7 +280,7 @@ TEST_F(CollectivesTest, NonCommutativeReductionsKeepRankOrderOnOrderedHierarchie
   const int p = world_size(), me = world_rank();
   for (const Shape& s : shapes()) {
     const Hierarchy h(MPI_COMM_WORLD, s.groups);
-    if (!h.ordered()) continue;  // auto.h sends these to the native call
+    if (!h.ordered()) continue;  // dispatch.h sends these to the native call
     for (int count : {1, 5}) {
       std::vector<std::uint32_t> send(2 * static_cast<std::size_t>(count));
       for (std::size_t i = 0; i < send.size(); ++i)
@@ -304,6 +305,122 @@ TEST_F(CollectivesTest, NonCommutativeReductionsKeepRankOrderOnOrderedHierarchie
                 MPI_SUCCESS);
       MPI_Reduce_scatter_block(blocks.data(), f.data(), count, affine_, compose_, MPI_COMM_WORLD);
       EXPECT_EQ(e, f) << s.name;
+    }
+  }
+}
+
+// Configurations that run every per-level algorithm at every level, and
+// pipelines with several segments (12-byte segments for small counts;
+// more would crawl at 16 ranks on 2 cores).
+std::vector<Config> configs_for(Collective c, int depth, int count) {
+  using A = Algorithm;
+  std::vector<std::vector<A>> per_level;
+  if (c == Collective::kBcast) {
+    per_level = {{A::kBinomial}, {A::kScatterAllgather}, {A::kChain}};
+  } else if (c == Collective::kReduce) {
+    per_level = {{A::kBinomial}};
+  } else {
+    per_level = {{A::kBinomial, A::kRecursiveDoubling},
+                 {A::kNative, A::kRing},
+                 {A::kBinomial, A::kRabenseifner}};
+  }
+  std::vector<Config> out;
+  for (const auto& choice : per_level) {
+    Config config;
+    config.hierarchical = true;
+    for (int j = 0; j <= depth; ++j) config.levels.push_back(j < depth ? choice[0] : choice.back());
+    out.push_back(config);
+  }
+  Config pipeline;
+  pipeline.hierarchical = true;
+  pipeline.segment_bytes = count <= 7 ? 12 : 4000;
+  out.push_back(pipeline);
+  return out;
+}
+
+TEST_F(CollectivesTest, EveryLevelAlgorithmAndPipelineMatchesMpi) {
+  const int p = world_size(), me = world_rank();
+  for (const Shape& s : shapes()) {
+    // Real nodes (one, here) and flat add nothing the level algorithms see;
+    // MPICH busy-polls, so 16 ranks on 2 cores must be spared them.
+    if (s.name == "nodes" || s.name == "flat") continue;
+    const Hierarchy h(MPI_COMM_WORLD, s.groups);
+    for (const Type& t : types()) {
+      for (int count : kCounts) {
+        const std::size_t n = static_cast<std::size_t>(count) * t.ints;
+        for (int root : {0, p - 1}) {
+          const std::string what = s.name + " " + t.name + " count " + std::to_string(count) +
+                                   " root " + std::to_string(root);
+          for (const Config& config : configs_for(Collective::kBcast, h.depth(), count)) {
+            std::vector<int> ours = me == root ? data(root, n, 1) : std::vector<int>(n, kSentinel);
+            std::vector<int> native = ours;
+            ASSERT_EQ(bcast(ours.data(), count, t.type, root, h, config), MPI_SUCCESS) << what;
+            MPI_Bcast(native.data(), count, t.type, root, MPI_COMM_WORLD);
+            expect_same("bcast " + config.describe() + " " + what, ours, native, t.ints);
+          }
+          for (MPI_Op op : ops_for(t)) {
+            for (const Config& config : configs_for(Collective::kReduce, h.depth(), count)) {
+              std::vector<int> send = data(me, n, 2);
+              std::vector<int> a(n, kSentinel), b(n, kSentinel);
+              ASSERT_EQ(reduce(send.data(), a.data(), count, t.type, op, root, h, config),
+                        MPI_SUCCESS);
+              MPI_Reduce(send.data(), b.data(), count, t.type, op, root, MPI_COMM_WORLD);
+              if (me == root) {
+                expect_same("reduce " + config.describe() + " " + what, a, b, t.ints);
+              }
+            }
+          }
+        }
+        for (MPI_Op op : ops_for(t)) {
+          for (const Config& config : configs_for(Collective::kAllreduce, h.depth(), count)) {
+            for (bool in_place : {false, true}) {
+              std::vector<int> send = data(me, n, 5);
+              std::vector<int> a(n, kSentinel), b(n, kSentinel);
+              if (in_place) a = b = send;
+              ASSERT_EQ(allreduce(in_place ? MPI_IN_PLACE : send.data(), a.data(), count, t.type,
+                                  op, h, config),
+                        MPI_SUCCESS);
+              MPI_Allreduce(in_place ? MPI_IN_PLACE : send.data(), b.data(), count, t.type, op,
+                            MPI_COMM_WORLD);
+              expect_same("allreduce " + config.describe() + " " + s.name + " " + t.name +
+                              " count " + std::to_string(count),
+                          a, b, t.ints);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CollectivesTest, NonCommutativePipelinesAndTreesKeepRankOrder) {
+  const int p = world_size(), me = world_rank();
+  for (const Shape& s : shapes()) {
+    const Hierarchy h(MPI_COMM_WORLD, s.groups);
+    if (!h.ordered()) continue;
+    for (int count : {1, 5, 1301}) {
+      std::vector<std::uint32_t> send(2 * static_cast<std::size_t>(count));
+      for (std::size_t i = 0; i < send.size(); ++i)
+        send[i] = 3 + 2 * me + 5 * static_cast<std::uint32_t>(i);
+      for (const Config& config : configs_for(Collective::kAllreduce, h.depth(), count)) {
+        // Ring and Rabenseifner fall back to native for these operations.
+        std::vector<std::uint32_t> a(send.size()), b(send.size());
+        ASSERT_EQ(allreduce(send.data(), a.data(), count, affine_, compose_, h, config),
+                  MPI_SUCCESS);
+        MPI_Allreduce(send.data(), b.data(), count, affine_, compose_, MPI_COMM_WORLD);
+        EXPECT_EQ(a, b) << s.name << " " << config.describe();
+      }
+      for (const Config& config : configs_for(Collective::kReduce, h.depth(), count)) {
+        for (int root : roots(p)) {
+          std::vector<std::uint32_t> c(send.size()), d(send.size());
+          ASSERT_EQ(reduce(send.data(), c.data(), count, affine_, compose_, root, h, config),
+                    MPI_SUCCESS);
+          MPI_Reduce(send.data(), d.data(), count, affine_, compose_, root, MPI_COMM_WORLD);
+          if (me == root) {
+            EXPECT_EQ(c, d) << s.name << " " << config.describe() << " root " << root;
+          }
+        }
+      }
     }
   }
 }

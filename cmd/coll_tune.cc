@@ -1,0 +1,218 @@
+// coll_tune: an MPI program that measures, on this job's machine, the
+// candidate configurations of every collective at every message size and
+// writes the winners into a tuning table that later runs load
+// (RANKSHAPE_COLL_TABLE):
+//   mpirun -np P coll_tune --out table.json [--report candidates.csv] ...
+// The cost model chooses which candidates to measure (the best few it
+// predicts, plus native and plain hierarchical); the report lists every
+// measured candidate with its predicted time.
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lib/coll/calibrate.h"
+#include "lib/coll/config.h"
+#include "lib/coll/hierarchy.h"
+#include "lib/coll/model.h"
+#include "lib/coll/table.h"
+#include "lib/coll/workload.h"
+#include "lib/io/atomic_file.h"
+#include "lib/mpi/communicator.h"
+
+namespace {
+
+using namespace rankshape;
+using namespace rankshape::coll;
+
+struct Args {
+  std::string out, report, groups = "nodes";
+  std::vector<std::string> collectives = {
+      "bcast",    "reduce", "allreduce", "gather", "scatter", "allgather", "reduce_scatter_block",
+      "alltoall", "barrier"};
+  std::vector<std::int64_t> sizes;
+  int reps = 10, warmup = 2, candidates = 3;
+  double max_buffer_mib = 256;
+  bool merge = false;
+};
+
+std::vector<std::int64_t> default_sizes() {
+  std::vector<std::int64_t> s;
+  for (std::int64_t b = 4; b <= (16 << 20); b *= 4) s.push_back(b);
+  return s;
+}
+
+// Group tables: nodes, or blocks:N / dealt:N (emulating nodes).
+std::vector<std::vector<int>> groups_of(const std::string& spec, MPI_Comm comm, int p) {
+  if (spec == "nodes") return Hierarchy::node_groups(comm);
+  const std::size_t colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  int n = 0;
+  try {
+    std::size_t used = 0;
+    n = colon == std::string::npos ? 0 : std::stoi(spec.substr(colon + 1), &used);
+    if (colon + 1 + used != spec.size()) n = 0;
+  } catch (const std::exception&) {
+    n = 0;
+  }
+  if ((kind != "blocks" && kind != "dealt") || n < 1) {
+    throw std::invalid_argument("--groups '" + spec + "': expected nodes, blocks:N or dealt:N");
+  }
+  std::vector<int> g(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) g[static_cast<std::size_t>(r)] = kind == "blocks" ? r / n : r % n;
+  return {g};
+}
+
+struct Measured {
+  Config config;
+  double predicted = 0, seconds = 0;
+};
+
+int run(const Args& a) {
+  const mpi::Communicator world(MPI_COMM_WORLD, mpi::Ownership::kBorrow);
+  const int rank = world.rank(), p = world.size();
+  std::vector<Collective> which;
+  for (const std::string& name : a.collectives) {
+    const auto c = collective_named(name);
+    if (!c) throw std::invalid_argument("--collectives: unknown collective '" + name + "'");
+    which.push_back(*c);
+  }
+  const Hierarchy h(MPI_COMM_WORLD, groups_of(a.groups, MPI_COMM_WORLD, p));
+  TuningTable fresh;
+  const std::vector<int> sizes = level_sizes(h);
+  std::ostringstream report;
+  report << "collective,bytes,config,predicted_s,measured_s\n";
+  if (!h.useful()) {
+    if (rank == 0) {
+      std::cerr << "coll_tune: the job spans one node (or every node has one rank): the "
+                   "hierarchical collectives do not apply; the table gets no entries\n";
+    }
+  } else {
+    const Model model = calibrate(h);
+    fresh.models.push_back(model);
+    if (rank == 0) {
+      std::cout << fmt::format("# {} ranks, levels {}; alpha (us) / beta (ns/B) per level:", p,
+                               fmt::join(sizes, "x"));
+      for (const LinkCost& l : model.links) {
+        std::cout << fmt::format(" {:.2f}/{:.3f}", l.alpha * 1e6, l.beta * 1e9);
+      }
+      std::cout << fmt::format("; gamma {:.3f} ns/B\n", model.gamma * 1e9);
+      std::cout << fmt::format("{:<21} {:>9} {:>11} {:>11} {:>11} {:>7}  {}\n", "collective",
+                               "bytes", "native_us", "best_us", "predicted", "speedup", "winner");
+    }
+    for (Collective c : which) {
+      for (std::int64_t bytes : a.sizes) {
+        if (c == Collective::kBarrier && bytes != a.sizes.front()) continue;
+        if (Workload::footprint(c, bytes, p) > a.max_buffer_mib * (1 << 20)) continue;
+        // The model's ranking picks what to measure.
+        std::vector<Measured> tried;
+        for (const Config& config : candidates(c, h.depth(), bytes)) {
+          tried.push_back({config, predict(c, config, model, bytes), 0});
+        }
+        std::stable_sort(tried.begin() + 2, tried.end(), [](const Measured& x, const Measured& y) {
+          return x.predicted < y.predicted;
+        });
+        tried.resize(
+            std::min<std::size_t>(tried.size(), 2 + static_cast<std::size_t>(a.candidates)));
+        Workload work(c, bytes, MPI_COMM_WORLD);
+        for (Measured& m : tried) {
+          m.seconds =
+              m.config.hierarchical
+                  ? time_collective(MPI_COMM_WORLD, a.warmup, a.reps,
+                                    [&] { work.run_hierarchical(h, m.config); })
+                  : time_collective(MPI_COMM_WORLD, a.warmup, a.reps, [&] { work.run_native(); });
+          report << fmt::format("{},{},{},{:.9g},{:.9g}\n", collective_name(c), bytes,
+                                m.config.describe(), m.predicted, m.seconds);
+        }
+        const auto best = std::min_element(
+            tried.begin(), tried.end(),
+            [](const Measured& x, const Measured& y) { return x.seconds < y.seconds; });
+        fresh.entries.push_back(
+            {c, sizes, bytes, best->config, best->seconds, best->predicted, tried.front().seconds});
+        if (rank == 0) {
+          std::cout << fmt::format("{:<21} {:>9} {:>11.2f} {:>11.2f} {:>11.2f} {:>7.2f}  {}\n",
+                                   collective_name(c), bytes, tried.front().seconds * 1e6,
+                                   best->seconds * 1e6, best->predicted * 1e6,
+                                   tried.front().seconds / best->seconds, best->config.describe());
+        }
+      }
+    }
+  }
+  // Only rank 0 touches files, after every collective call is done.
+  if (rank == 0) {
+    TuningTable table;
+    if (a.merge && std::ifstream(a.out)) table = read_table(a.out);
+    table.merge(fresh);
+    write_table(a.out, table);
+    if (!a.report.empty()) {
+      const std::string text = report.str();
+      write_file_atomically(a.report, [&](std::ostream& out) { out << text; });
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  CLI::App app(
+      "Measures the candidate configurations of the hierarchical collectives on this job and "
+      "writes the fastest per collective and message size into a tuning table.",
+      "coll_tune");
+  Args a;
+  a.sizes = default_sizes();
+  app.add_option("--out", a.out, "tuning table (JSON) to write")->required();
+  app.add_option("--report", a.report, "CSV of every measured candidate, predicted and measured");
+  app.add_option("--collectives", a.collectives, "which collectives")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--sizes", a.sizes, "message (or block) sizes in bytes")
+      ->delimiter(',')
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("--reps", a.reps, "timed repetitions per candidate")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--warmup", a.warmup, "untimed repetitions first")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  app.add_option("--candidates", a.candidates,
+                 "hierarchical candidates measured beyond native and plain hierarchical, in the "
+                 "model's order")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  app.add_option("--groups", a.groups, "nodes (MPI_Comm_split_type), blocks:N or dealt:N")
+      ->capture_default_str();
+  app.add_option("--max-buffer-mib", a.max_buffer_mib,
+                 "skip sizes whose buffers need more per rank")
+      ->capture_default_str();
+  app.add_flag("--merge", a.merge, "keep the entries of an existing --out for other keys");
+  int status = 0;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    status = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 2);
+    MPI_Finalize();
+    return status == 0 ? 0 : 2;
+  }
+  try {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    status = run(a);
+  } catch (const std::exception& e) {
+    // Arguments are the same everywhere, so every rank fails alike; one
+    // speaks.
+    if (rank == 0) std::cerr << "coll_tune: error: " << e.what() << "\n";
+    status = 1;
+  }
+  MPI_Finalize();
+  return status;
+}

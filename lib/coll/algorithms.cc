@@ -1,0 +1,538 @@
+// Collective algorithms over point-to-point messages, one communicator at a
+// time. Ranks are relative to the root where the algorithm is symmetric
+// (v = (rank - root) mod p); reductions that must keep rank order run over
+// real ranks. Data is split into chunks of whole elements: n elements in k
+// chunks, the first n % k of them one element longer.
+//
+// With p = 5 ranks, root 0 (p = 4 or 6 where that shows more):
+//   binomial bcast:  0->4; 0->2; 0->1, 2->3 (three rounds, halving distance).
+//   scatter-allgather bcast (p = 4, chunks c0..c3): scatter 0->2 {c2,c3},
+//       0->1 {c1}, 2->3 {c3}; then a ring: in each of p-1 steps every rank
+//       passes the chunk it got last to rank+1, so all hold c0..c3.
+//   chain bcast: 0->1->2->3->4 in segments; 1 forwards segment i while
+//       segment i+1 is on its way from 0.
+//   binomial reduce: 1->0, 3->2; 2->0; 4->0. Every receiver computes
+//       mine op child: its child holds the next higher ranks, so the result
+//       is x0 op x1 op ... op x4 whatever the op.
+//   recursive doubling allreduce (p = 6: 4 active): fold 0->1, 2->3; ranks
+//       1, 3, 4, 5 exchange at distance 1 then 2 (lower rank's partial on
+//       the left); unfold 1->0, 3->2.
+//   ring allreduce (p = 3, chunks c0..c2): reduce-scatter in p-1 steps, each
+//       rank sending chunk (r - s) to r+1, which adds it into its own copy;
+//       rank r then holds chunk r+1 complete; an allgather ring spreads them.
+//   Rabenseifner allreduce (p = 4): fold as above; halving: 0<->2 and
+//       1<->3 swap halves (0 and 1 keep c0,c1), then 0<->1 and 2<->3 swap
+//       quarters, so rank r holds chunk r complete; doubling reverses it.
+#include "lib/coll/algorithms.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lib/mpi/error.h"
+
+namespace rankshape::coll {
+namespace {
+
+using mpi::check;
+
+// Every point-to-point message of these algorithms; comm is private to the
+// caller, and between two ranks messages are matched in the order sent.
+constexpr int kTag = 2718;
+constexpr std::int64_t kDefaultSegmentBytes = 64 * 1024;
+// Chain: sends in flight per rank before the oldest must complete.
+constexpr int kPendingSends = 16;
+
+struct Names {
+  Algorithm algorithm;
+  std::string_view name;
+};
+constexpr std::array<Names, 7> kNames = {{
+    {Algorithm::kNative, "native"},
+    {Algorithm::kBinomial, "binomial"},
+    {Algorithm::kScatterAllgather, "scatter-allgather"},
+    {Algorithm::kChain, "chain"},
+    {Algorithm::kRecursiveDoubling, "recursive-doubling"},
+    {Algorithm::kRing, "ring"},
+    {Algorithm::kRabenseifner, "rabenseifner"},
+}};
+
+struct Layout {
+  MPI_Aint extent = 0;
+  MPI_Aint true_lb = 0;
+  MPI_Aint true_extent = 0;
+  int size = 0;  // bytes of data per element
+};
+
+Layout layout_of(MPI_Datatype type) {
+  Layout l;
+  MPI_Aint lb = 0;
+  check(MPI_Type_get_extent(type, &lb, &l.extent), "MPI_Type_get_extent");
+  check(MPI_Type_get_true_extent(type, &l.true_lb, &l.true_extent), "MPI_Type_get_true_extent");
+  check(MPI_Type_size(type, &l.size), "MPI_Type_size");
+  return l;
+}
+
+// Storage for count elements of a (possibly derived) datatype, laid out as
+// MPI expects a user buffer of that type to be: (count - 1) * extent +
+// true_extent bytes, addressed from true_lb.
+class TypedBuffer {
+ public:
+  TypedBuffer(std::int64_t count, const Layout& l) {
+    const std::int64_t bytes = count > 0 ? (count - 1) * l.extent + l.true_extent : 0;
+    storage_.resize(static_cast<std::size_t>(bytes) + 1);
+    data_ = storage_.data() - l.true_lb;
+  }
+  void* get() { return data_; }
+
+ private:
+  std::vector<char> storage_;
+  char* data_ = nullptr;
+};
+
+// Element i of a buffer of elements with the given extent.
+char* at(void* base, std::int64_t i, const Layout& l) {
+  return static_cast<char*>(base) + i * l.extent;
+}
+
+// First element of chunk c when n elements are split into k chunks, the
+// first n % k one element longer than the others.
+std::int64_t chunk_start(std::int64_t n, int k, int c) {
+  return c * (n / k) + std::min<std::int64_t>(c, n % k);
+}
+
+// Copies count elements between two buffers of the same type: one memcpy
+// when the elements fill their extents without gaps, else through MPI_Pack
+// (which writes only the type's data, never the gaps).
+void copy(const void* from, void* to, std::int64_t count, MPI_Datatype type, const Layout& l) {
+  if (count == 0 || from == to) return;
+  if (l.size == l.true_extent && (count == 1 || l.extent == l.true_extent)) {
+    std::memcpy(static_cast<char*>(to) + l.true_lb, static_cast<const char*>(from) + l.true_lb,
+                static_cast<std::size_t>(count * l.size));
+    return;
+  }
+  const int n = static_cast<int>(count);
+  int bytes = 0;
+  check(MPI_Pack_size(n, type, MPI_COMM_SELF, &bytes), "MPI_Pack_size");
+  std::vector<char> packed(static_cast<std::size_t>(bytes) + 1);
+  int position = 0;
+  check(MPI_Pack(from, n, type, packed.data(), bytes, &position, MPI_COMM_SELF), "MPI_Pack");
+  position = 0;
+  check(MPI_Unpack(packed.data(), bytes, &position, to, n, type, MPI_COMM_SELF), "MPI_Unpack");
+}
+
+void send_to(const void* buffer, std::int64_t count, MPI_Datatype type, int to, MPI_Comm comm) {
+  check(MPI_Send(buffer, static_cast<int>(count), type, to, kTag, comm), "MPI_Send");
+}
+void receive_from(void* buffer, std::int64_t count, MPI_Datatype type, int from, MPI_Comm comm) {
+  check(MPI_Recv(buffer, static_cast<int>(count), type, from, kTag, comm, MPI_STATUS_IGNORE),
+        "MPI_Recv");
+}
+void exchange(const void* out, std::int64_t out_count, int to, void* in, std::int64_t in_count,
+              int from, MPI_Datatype type, MPI_Comm comm) {
+  check(MPI_Sendrecv(out, static_cast<int>(out_count), type, to, kTag, in,
+                     static_cast<int>(in_count), type, from, kTag, comm, MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
+}
+// inout = in op inout.
+void combine(const void* in, void* inout, std::int64_t count, MPI_Datatype type, MPI_Op op) {
+  if (count == 0) return;
+  check(MPI_Reduce_local(in, inout, static_cast<int>(count), type, op), "MPI_Reduce_local");
+}
+
+bool commutative(MPI_Op op) {
+  int c = 0;
+  check(MPI_Op_commutative(op, &c), "MPI_Op_commutative");
+  return c != 0;
+}
+
+struct Shape {
+  int p = 1;
+  int me = 0;
+};
+Shape shape_of(MPI_Comm comm) {
+  Shape s;
+  check(MPI_Comm_size(comm, &s.p), "MPI_Comm_size");
+  check(MPI_Comm_rank(comm, &s.me), "MPI_Comm_rank");
+  return s;
+}
+
+void check_arguments(int count, std::optional<int> root, const Shape& s, const char* call) {
+  if (count < 0) throw mpi::MpiError(call, MPI_ERR_COUNT);
+  if (root && (*root < 0 || *root >= s.p)) throw mpi::MpiError(call, MPI_ERR_ROOT);
+}
+
+[[noreturn]] void not_for(Algorithm a, const char* collective) {
+  throw std::invalid_argument("algorithm '" + std::string(algorithm_name(a)) +
+                              "' does not apply to " + collective);
+}
+
+// ---- bcast ----------------------------------------------------------------
+
+void binomial_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                    const Shape& s) {
+  const int v = (s.me - root + s.p) % s.p;
+  int mask = 1;
+  for (; mask < s.p; mask <<= 1) {
+    if (v & mask) {
+      receive_from(buffer, count, type, (v - mask + root) % s.p, comm);
+      break;
+    }
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (v + mask < s.p) send_to(buffer, count, type, (v + mask + root) % s.p, comm);
+  }
+}
+
+void scatter_allgather_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                             const Shape& s) {
+  const Layout l = layout_of(type);
+  const int p = s.p, v = (s.me - root + p) % p;
+  // Chunk c belongs to relative rank c; a subtree [v, v + mask) gets its
+  // chunks in one message.
+  auto start = [&](int c) { return chunk_start(count, p, std::min(c, p)); };
+  auto real = [&](int x) { return (x + root) % p; };
+  int mask = 1;
+  for (; mask < p; mask <<= 1) {
+    if (v & mask) {
+      const std::int64_t n = start(v + mask) - start(v);
+      if (n > 0) receive_from(at(buffer, start(v), l), n, type, real(v - mask), comm);
+      break;
+    }
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (v + mask >= p) continue;
+    const std::int64_t n = start(v + 2 * mask) - start(v + mask);
+    if (n > 0) send_to(at(buffer, start(v + mask), l), n, type, real(v + mask), comm);
+  }
+  // Ring allgather: in step i, pass on chunk v - i, receive chunk v - i - 1.
+  const int right = real(v + 1), left = real(v - 1 + p);
+  for (int i = 0; i < p - 1; ++i) {
+    const int out = (v - i + p) % p, in = (v - i - 1 + 2 * p) % p;
+    exchange(at(buffer, start(out), l), start(out + 1) - start(out), right,
+             at(buffer, start(in), l), start(in + 1) - start(in), left, type, comm);
+  }
+}
+
+void chain_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                 const Shape& s, std::int64_t segment_bytes) {
+  const Layout l = layout_of(type);
+  const int v = (s.me - root + s.p) % s.p;
+  const std::int64_t bytes = segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes;
+  const std::int64_t per_segment = l.size > 0 ? std::max<std::int64_t>(1, bytes / l.size) : count;
+  const std::int64_t segments = (count + per_segment - 1) / per_segment;
+  const bool has_prev = v > 0, has_next = v + 1 < s.p;
+  const int prev = (s.me - 1 + s.p) % s.p, next = (s.me + 1) % s.p;
+  auto first = [&](std::int64_t i) { return at(buffer, i * per_segment, l); };
+  auto length = [&](std::int64_t i) {
+    return static_cast<int>(std::min<std::int64_t>(per_segment, count - i * per_segment));
+  };
+  // Two receives posted (segments i and i + 1), up to kPendingSends sends.
+  std::array<MPI_Request, 2> receives = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  std::array<MPI_Request, kPendingSends> sends;
+  sends.fill(MPI_REQUEST_NULL);
+  auto post_receive = [&](std::int64_t i) {
+    check(MPI_Irecv(first(i), length(i), type, prev, kTag, comm,
+                    &receives[static_cast<std::size_t>(i % 2)]),
+          "MPI_Irecv");
+  };
+  if (has_prev) post_receive(0);
+  for (std::int64_t i = 0; i < segments; ++i) {
+    if (has_prev) {
+      if (i + 1 < segments) post_receive(i + 1);
+      check(MPI_Wait(&receives[static_cast<std::size_t>(i % 2)], MPI_STATUS_IGNORE), "MPI_Wait");
+    }
+    if (has_next) {
+      MPI_Request& slot = sends[static_cast<std::size_t>(i % kPendingSends)];
+      check(MPI_Wait(&slot, MPI_STATUS_IGNORE), "MPI_Wait");
+      check(MPI_Isend(first(i), length(i), type, next, kTag, comm, &slot), "MPI_Isend");
+    }
+  }
+  check(MPI_Waitall(kPendingSends, sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+}
+
+// ---- reduce ---------------------------------------------------------------
+
+void binomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Datatype type,
+                     MPI_Op op, int root, MPI_Comm comm, const Shape& s) {
+  const Layout l = layout_of(type);
+  const bool is_root = s.me == root;
+  const void* in = is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer;
+  // A commutative op may be combined in any order: the tree hangs from the
+  // root. Otherwise it hangs from rank 0 over real ranks, so that every
+  // subtree is a run of consecutive ranks, and rank 0 sends to the root.
+  const bool any_order = commutative(op);
+  const int top = any_order ? root : 0;
+  const int v = (s.me - top + s.p) % s.p;
+  auto real = [&](int x) { return (x + top) % s.p; };
+  const bool receives = v % 2 == 0 && v + 1 < s.p;
+  const bool acc_is_recv = any_order && is_root;  // accumulate in place
+  TypedBuffer a(receives && !acc_is_recv ? count : 0, l), b(receives ? count : 0, l);
+  const void* partial = in;  // what this rank holds: its own data, then more
+  void* acc = nullptr;
+  void* scratch = b.get();
+  if (receives || acc_is_recv) {
+    acc = acc_is_recv ? recv_buffer : a.get();
+    copy(in, acc, count, type, l);
+    partial = acc;
+  }
+  for (int mask = 1; mask < s.p; mask <<= 1) {
+    if (v & mask) {
+      send_to(partial, count, type, real(v - mask), comm);
+      break;
+    }
+    if (v + mask >= s.p) continue;
+    receive_from(scratch, count, type, real(v + mask), comm);
+    if (any_order) {
+      combine(scratch, acc, count, type, op);
+    } else {
+      combine(acc, scratch, count, type, op);  // scratch = acc op child
+      std::swap(acc, scratch);
+      partial = acc;
+    }
+  }
+  if (v == 0) {
+    if (is_root) {
+      copy(partial, recv_buffer, count, type, l);
+    } else {
+      send_to(partial, count, type, root, comm);
+    }
+  } else if (is_root) {
+    receive_from(recv_buffer, count, type, top, comm);
+  }
+}
+
+// ---- allreduce ------------------------------------------------------------
+
+// The non-power-of-two fold: of the first 2 * rem ranks, each even one hands
+// its data to the odd one above and waits; the rest, renumbered 0..pof2-1
+// in rank order, do the power-of-two algorithm.
+struct Fold {
+  int pof2 = 1;
+  int rem = 0;
+  int active = -1;  // this rank's number among the pof2, or -1
+  int real(int a) const { return a < rem ? 2 * a + 1 : a + rem; }
+};
+
+Fold fold_of(const Shape& s) {
+  Fold f;
+  while (f.pof2 * 2 <= s.p) f.pof2 *= 2;
+  f.rem = s.p - f.pof2;
+  if (s.me < 2 * f.rem) {
+    f.active = s.me % 2 ? s.me / 2 : -1;
+  } else {
+    f.active = s.me - f.rem;
+  }
+  return f;
+}
+
+// Before: every rank's data in acc. After: the odd ranks below 2 * rem hold
+// even op odd in acc. scratch holds count elements.
+void fold_in(void* acc, void* scratch, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+             const Shape& s, const Fold& f) {
+  if (s.me >= 2 * f.rem) return;
+  if (s.me % 2 == 0) {
+    send_to(acc, count, type, s.me + 1, comm);
+  } else {
+    receive_from(scratch, count, type, s.me - 1, comm);
+    combine(scratch, acc, count, type, op);
+  }
+}
+
+void fold_out(void* acc, int count, MPI_Datatype type, MPI_Comm comm, const Shape& s,
+              const Fold& f) {
+  if (s.me >= 2 * f.rem) return;
+  if (s.me % 2 == 0) {
+    receive_from(acc, count, type, s.me + 1, comm);
+  } else {
+    send_to(acc, count, type, s.me - 1, comm);
+  }
+}
+
+void recursive_doubling_allreduce(void* result, int count, MPI_Datatype type, MPI_Op op,
+                                  MPI_Comm comm, const Shape& s) {
+  const Layout l = layout_of(type);
+  const bool any_order = commutative(op);
+  const Fold f = fold_of(s);
+  TypedBuffer a(count, l);
+  void* acc = result;
+  void* scratch = a.get();
+  fold_in(acc, scratch, count, type, op, comm, s, f);
+  if (f.active >= 0) {
+    for (int mask = 1; mask < f.pof2; mask <<= 1) {
+      const int partner = f.real(f.active ^ mask);
+      exchange(acc, count, partner, scratch, count, partner, type, comm);
+      if (partner < s.me || any_order) {
+        combine(scratch, acc, count, type, op);  // acc = lower op higher
+      } else {
+        combine(acc, scratch, count, type, op);
+        std::swap(acc, scratch);
+      }
+    }
+    copy(acc, result, count, type, l);
+  }
+  fold_out(result, count, type, comm, s, f);
+}
+
+void ring_allreduce(void* result, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                    const Shape& s) {
+  const Layout l = layout_of(type);
+  const int p = s.p, r = s.me;
+  auto start = [&](int c) { return chunk_start(count, p, c); };
+  auto length = [&](int c) { return start(c + 1) - start(c); };
+  TypedBuffer a(start(1), l);  // the longest chunk
+  const int right = (r + 1) % p, left = (r - 1 + p) % p;
+  for (int i = 0; i < p - 1; ++i) {
+    const int out = (r - i + p) % p, in = (r - i - 1 + p) % p;
+    exchange(at(result, start(out), l), length(out), right, a.get(), length(in), left, type, comm);
+    combine(a.get(), at(result, start(in), l), length(in), type, op);
+  }
+  for (int i = 0; i < p - 1; ++i) {
+    const int out = (r + 1 - i + p) % p, in = (r - i + p) % p;
+    exchange(at(result, start(out), l), length(out), right, at(result, start(in), l), length(in),
+             left, type, comm);
+  }
+}
+
+void rabenseifner_allreduce(void* result, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                            const Shape& s) {
+  const Layout l = layout_of(type);
+  const Fold f = fold_of(s);
+  TypedBuffer a(count, l);
+  fold_in(result, a.get(), count, type, op, comm, s, f);
+  if (f.active >= 0) {
+    auto start = [&](int c) { return chunk_start(count, f.pof2, c); };
+    // Halving: this rank keeps the half of [lo, hi) on its side of the
+    // partner, and adds the partner's copy of it into its own.
+    int lo = 0, hi = f.pof2;
+    for (int mask = f.pof2 / 2; mask > 0; mask >>= 1) {
+      const int partner = f.real(f.active ^ mask), mid = (lo + hi) / 2;
+      const bool lower = (f.active & mask) == 0;
+      const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
+      const int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
+      const std::int64_t kept = start(keep_hi) - start(keep_lo);
+      exchange(at(result, start(give_lo), l), start(give_hi) - start(give_lo), partner, a.get(),
+               kept, partner, type, comm);
+      combine(a.get(), at(result, start(keep_lo), l), kept, type, op);
+      lo = keep_lo;
+      hi = keep_hi;
+    }
+    // Doubling: swap whole ranges with the partner, which holds the
+    // neighbouring range of the same size.
+    for (int mask = 1; mask < f.pof2; mask <<= 1) {
+      const int partner = f.real(f.active ^ mask), width = hi - lo;
+      const bool lower = (f.active & mask) == 0;
+      const int other_lo = lower ? hi : lo - width, other_hi = other_lo + width;
+      exchange(at(result, start(lo), l), start(hi) - start(lo), partner,
+               at(result, start(other_lo), l), start(other_hi) - start(other_lo), partner, type,
+               comm);
+      lo = std::min(lo, other_lo);
+      hi = std::max(hi, other_hi);
+    }
+  }
+  fold_out(result, count, type, comm, s, f);
+}
+
+}  // namespace
+
+std::string_view algorithm_name(Algorithm a) {
+  for (const Names& n : kNames) {
+    if (n.algorithm == a) return n.name;
+  }
+  throw std::invalid_argument("unknown collective algorithm " +
+                              std::to_string(static_cast<int>(a)));
+}
+
+std::optional<Algorithm> algorithm_named(std::string_view name) {
+  for (const Names& n : kNames) {
+    if (n.name == name) return n.algorithm;
+  }
+  return std::nullopt;
+}
+
+void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                 std::int64_t segment_bytes) {
+  if (a != Algorithm::kNative && a != Algorithm::kBinomial && a != Algorithm::kScatterAllgather &&
+      a != Algorithm::kChain) {
+    not_for(a, "bcast");
+  }
+  if (segment_bytes < 0) throw std::invalid_argument("negative chain segment size");
+  if (a == Algorithm::kNative) {
+    check(MPI_Bcast(buffer, count, type, root, comm), "MPI_Bcast");
+    return;
+  }
+  const Shape s = shape_of(comm);
+  check_arguments(count, root, s, "level_bcast");
+  if (count == 0 || s.p == 1) return;
+  switch (a) {
+    case Algorithm::kBinomial:
+      binomial_bcast(buffer, count, type, root, comm, s);
+      break;
+    case Algorithm::kScatterAllgather:
+      scatter_allgather_bcast(buffer, count, type, root, comm, s);
+      break;
+    default:
+      chain_bcast(buffer, count, type, root, comm, s, segment_bytes);
+      break;
+  }
+}
+
+void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
+                  MPI_Op op, int root, MPI_Comm comm) {
+  if (a != Algorithm::kNative && a != Algorithm::kBinomial) not_for(a, "reduce");
+  const Shape s = shape_of(comm);
+  if (a == Algorithm::kNative) {
+    if (send == MPI_IN_PLACE && s.me == root && root != 0) {
+      // MPICH 4.0 crashes on MPI_IN_PLACE at a root other than 0
+      // (pmodels/mpich#6540): reduce from a copy instead.
+      check_arguments(count, root, s, "level_reduce");
+      const Layout l = layout_of(type);
+      TypedBuffer mine(count, l);
+      copy(recv, mine.get(), count, type, l);
+      check(MPI_Reduce(mine.get(), recv, count, type, op, root, comm), "MPI_Reduce");
+    } else {
+      check(MPI_Reduce(send, recv, count, type, op, root, comm), "MPI_Reduce");
+    }
+    return;
+  }
+  check_arguments(count, root, s, "level_reduce");
+  if (count == 0) return;
+  binomial_reduce(send, recv, count, type, op, root, comm, s);
+}
+
+void level_allreduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
+                     MPI_Op op, MPI_Comm comm) {
+  if (a != Algorithm::kNative && a != Algorithm::kRecursiveDoubling && a != Algorithm::kRing &&
+      a != Algorithm::kRabenseifner) {
+    not_for(a, "allreduce");
+  }
+  const bool ordered_only = a == Algorithm::kRing || a == Algorithm::kRabenseifner;
+  if (a == Algorithm::kNative || (ordered_only && !commutative(op))) {
+    check(MPI_Allreduce(send, recv, count, type, op, comm), "MPI_Allreduce");
+    return;
+  }
+  const Shape s = shape_of(comm);
+  check_arguments(count, std::nullopt, s, "level_allreduce");
+  if (count == 0) return;
+  // recv is the working buffer from here on.
+  if (send != MPI_IN_PLACE) copy(send, recv, count, type, layout_of(type));
+  if (s.p == 1) return;
+  switch (a) {
+    case Algorithm::kRecursiveDoubling:
+      recursive_doubling_allreduce(recv, count, type, op, comm, s);
+      break;
+    case Algorithm::kRing:
+      ring_allreduce(recv, count, type, op, comm, s);
+      break;
+    default:
+      rabenseifner_allreduce(recv, count, type, op, comm, s);
+      break;
+  }
+}
+
+}  // namespace rankshape::coll

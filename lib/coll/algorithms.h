@@ -1,0 +1,53 @@
+// Collective algorithms on one communicator (one level of a hierarchy),
+// written over point-to-point messages so that each level can use the
+// algorithm that suits its size and links, whatever the MPI library would
+// pick. kNative calls the MPI library's own collective.
+//
+// Every function is collective over comm, takes MPI's arguments (any
+// root, MPI_IN_PLACE where MPI allows it, count 0, derived datatypes,
+// predefined and user-defined operations) and throws mpi::MpiError when an
+// MPI call fails. comm must be private to the caller: the point-to-point
+// messages use a fixed tag. Reductions combine in rank order, so
+// non-commutative operations are correct, except ring and Rabenseifner,
+// which run the native call for non-commutative operations.
+#ifndef RANKSHAPE_LIB_COLL_ALGORITHMS_H_
+#define RANKSHAPE_LIB_COLL_ALGORITHMS_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace rankshape::coll {
+
+enum class Algorithm {
+  kNative,
+  kBinomial,           // bcast, reduce: binomial tree
+  kScatterAllgather,   // bcast: binomial scatter, then ring allgather
+  kChain,              // bcast: pipelined chain of segments
+  kRecursiveDoubling,  // allreduce
+  kRing,               // allreduce: ring reduce-scatter, then ring allgather
+  kRabenseifner,       // allreduce: recursive halving, then recursive doubling
+};
+
+/// "native", "binomial", "scatter-allgather", "chain", "recursive-doubling",
+/// "ring", "rabenseifner".
+std::string_view algorithm_name(Algorithm a);
+std::optional<Algorithm> algorithm_named(std::string_view name);
+
+/// kNative, kBinomial, kScatterAllgather, kChain. segment_bytes: the
+/// chain's segment size (0: a default of 64 KiB).
+void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                 std::int64_t segment_bytes = 0);
+/// kNative, kBinomial. send may be MPI_IN_PLACE at the root.
+void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
+                  MPI_Op op, int root, MPI_Comm comm);
+/// kNative, kRecursiveDoubling, kRing, kRabenseifner. send may be
+/// MPI_IN_PLACE.
+void level_allreduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
+                     MPI_Op op, MPI_Comm comm);
+
+}  // namespace rankshape::coll
+
+#endif  // RANKSHAPE_LIB_COLL_ALGORITHMS_H_

@@ -1,0 +1,137 @@
+#include "lib/coll/config.h"
+
+#include <charconv>
+#include <string>
+
+namespace rankshape::coll {
+
+namespace {
+
+constexpr std::string_view kNames[] = {
+    "bcast",    "reduce", "allreduce", "gather", "scatter", "allgather", "reduce_scatter_block",
+    "alltoall", "barrier"};
+
+// The algorithms each level can run, for collective c; top: the top level.
+std::vector<Algorithm> level_choices(Collective c, bool top) {
+  using A = Algorithm;
+  switch (c) {
+    case Collective::kBcast:
+      return {A::kNative, A::kBinomial, A::kScatterAllgather, A::kChain};
+    case Collective::kReduce:
+      return {A::kNative, A::kBinomial};
+    case Collective::kAllreduce:
+      if (top) return {A::kNative, A::kRecursiveDoubling, A::kRing, A::kRabenseifner};
+      return {A::kNative, A::kBinomial};
+    default:
+      return {A::kNative};
+  }
+}
+
+bool pipelines(Collective c) {
+  return c == Collective::kBcast || c == Collective::kReduce || c == Collective::kAllreduce;
+}
+
+}  // namespace
+
+std::string_view collective_name(Collective c) { return kNames[static_cast<int>(c)]; }
+
+std::optional<Collective> collective_named(std::string_view name) {
+  for (Collective c : kAllCollectives) {
+    if (collective_name(c) == name) return c;
+  }
+  return std::nullopt;
+}
+
+bool is_reduction(Collective c) {
+  return c == Collective::kReduce || c == Collective::kAllreduce ||
+         c == Collective::kReduceScatterBlock;
+}
+
+std::string Config::describe() const {
+  if (!hierarchical) return "native";
+  std::string out = "hierarchical";
+  bool all_native = true;
+  for (Algorithm a : levels) all_native = all_native && a == Algorithm::kNative;
+  if (!all_native) {
+    out += " levels=";
+    for (std::size_t j = 0; j < levels.size(); ++j) {
+      if (j > 0) out += ',';
+      out += algorithm_name(levels[j]);
+    }
+  }
+  if (segment_bytes > 0) out += " segment=" + std::to_string(segment_bytes);
+  return out;
+}
+
+std::optional<Config> Config::parse(std::string_view text) {
+  Config c;
+  if (text == "native") return c;
+  if (text.substr(0, 12) != "hierarchical") return std::nullopt;
+  c.hierarchical = true;
+  text.remove_prefix(12);
+  while (!text.empty()) {
+    if (text.front() != ' ') return std::nullopt;
+    text.remove_prefix(1);
+    const std::size_t end = text.find(' ');
+    const std::string_view field = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end);
+    if (field.substr(0, 7) == "levels=") {
+      std::string_view list = field.substr(7);
+      while (true) {
+        const std::size_t comma = list.find(',');
+        const auto a = algorithm_named(list.substr(0, comma));
+        if (!a) return std::nullopt;
+        c.levels.push_back(*a);
+        if (comma == std::string_view::npos) break;
+        list.remove_prefix(comma + 1);
+      }
+    } else if (field.substr(0, 8) == "segment=") {
+      const std::string_view n = field.substr(8);
+      const auto [ptr, ec] = std::from_chars(n.data(), n.data() + n.size(), c.segment_bytes);
+      if (ec != std::errc() || ptr != n.data() + n.size() || c.segment_bytes <= 0) {
+        return std::nullopt;
+      }
+    } else {
+      return std::nullopt;
+    }
+  }
+  return c;
+}
+
+std::vector<Config> candidates(Collective c, int depth, std::int64_t bytes) {
+  std::vector<Config> out{Config{}};
+  if (depth == 0) return out;
+  // Every combination of per-level algorithms (levels 0 .. depth).
+  std::vector<std::vector<Algorithm>> combos{{}};
+  for (int j = 0; j <= depth; ++j) {
+    std::vector<std::vector<Algorithm>> next;
+    for (const auto& prefix : combos) {
+      for (Algorithm a : level_choices(c, j == depth)) {
+        next.push_back(prefix);
+        next.back().push_back(a);
+      }
+    }
+    combos = std::move(next);
+  }
+  for (auto& levels : combos) {
+    bool all_native = true;
+    for (Algorithm a : levels) all_native = all_native && a == Algorithm::kNative;
+    Config h;
+    h.hierarchical = true;
+    if (!all_native) h.levels = std::move(levels);
+    out.push_back(std::move(h));
+  }
+  // Pipelines with at least two segments.
+  if (pipelines(c)) {
+    for (std::int64_t s = 8 << 10; s <= (4 << 20); s *= 4) {
+      if (2 * s > bytes) break;
+      Config h;
+      h.hierarchical = true;
+      h.segment_bytes = s;
+      out.push_back(h);
+    }
+  }
+  return out;
+}
+
+}  // namespace rankshape::coll

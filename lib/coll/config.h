@@ -1,0 +1,81 @@
+// How one hierarchical collective call runs: per level, the algorithm, and
+// optionally the levels pipelined over segments of the message (HAN's
+// scheme: segment i moves on one level while segment i + 1 moves on the
+// next, through non-blocking native calls).
+#ifndef RANKSHAPE_LIB_COLL_CONFIG_H_
+#define RANKSHAPE_LIB_COLL_CONFIG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/coll/algorithms.h"
+
+namespace rankshape::coll {
+
+enum class Collective {
+  kBcast,
+  kReduce,
+  kAllreduce,
+  kGather,
+  kScatter,
+  kAllgather,
+  kReduceScatterBlock,
+  kAlltoall,
+  kBarrier,
+};
+inline constexpr Collective kAllCollectives[] = {Collective::kBcast,
+                                                 Collective::kReduce,
+                                                 Collective::kAllreduce,
+                                                 Collective::kGather,
+                                                 Collective::kScatter,
+                                                 Collective::kAllgather,
+                                                 Collective::kReduceScatterBlock,
+                                                 Collective::kAlltoall,
+                                                 Collective::kBarrier};
+
+/// "bcast", "reduce", "allreduce", "gather", "scatter", "allgather",
+/// "reduce_scatter_block", "alltoall", "barrier".
+std::string_view collective_name(Collective c);
+std::optional<Collective> collective_named(std::string_view name);
+/// Reductions: the operation's commutativity matters.
+bool is_reduction(Collective c);
+
+struct Config {
+  /// False: the MPI library's collective on the whole communicator.
+  bool hierarchical = false;
+  /// Per level, finest first and the top last (depth + 1 entries); empty:
+  /// native at every level. Only bcast (native, binomial,
+  /// scatter-allgather, chain), reduce (native, binomial) and allreduce
+  /// (below the top: native, binomial, used up and down; at the top:
+  /// native, recursive doubling, ring, Rabenseifner) use them.
+  std::vector<Algorithm> levels;
+  /// > 0: the levels are pipelined over segments of about this many bytes
+  /// (bcast, reduce and allreduce, native algorithm at every level).
+  std::int64_t segment_bytes = 0;
+
+  /// Level j's algorithm (native past the end of `levels`).
+  Algorithm level(int j) const {
+    const auto k = static_cast<std::size_t>(j);
+    return k < levels.size() ? levels[k] : Algorithm::kNative;
+  }
+  /// "native", or "hierarchical", " levels=A,B,..." when not all native, and
+  /// " segment=N" when pipelined. parse() reads it back.
+  std::string describe() const;
+  static std::optional<Config> parse(std::string_view text);
+  bool operator==(const Config& o) const {
+    return hierarchical == o.hierarchical && levels == o.levels && segment_bytes == o.segment_bytes;
+  }
+};
+
+/// The configurations worth considering for collective c on a hierarchy of
+/// `depth` levels below the top: native, hierarchical with native levels,
+/// per-level algorithm choices and pipelined segment sizes (for messages
+/// of `bytes`). The first is native.
+std::vector<Config> candidates(Collective c, int depth, std::int64_t bytes);
+
+}  // namespace rankshape::coll
+
+#endif  // RANKSHAPE_LIB_COLL_CONFIG_H_

@@ -1,0 +1,395 @@
+#include "lib/coll/dispatch.h"
+
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "lib/coll/calibrate.h"
+#include "lib/coll/collectives.h"
+#include "lib/coll/config.h"
+#include "lib/coll/hierarchy.h"
+#include "lib/coll/model.h"
+#include "lib/coll/table.h"
+#include "lib/mpi/error.h"
+
+namespace rankshape::coll::dispatch {
+namespace {
+
+enum class Mode { kAuto, kHierarchical, kNative };
+
+// Bad settings are reported once per process and make every dispatched
+// call fail with MPI_ERR_ARG (so the communicator's error handler applies).
+struct Settings {
+  Mode mode = Mode::kAuto;
+  std::string table;   // path, or empty
+  std::string groups;  // RANKSHAPE_COLL_GROUPS, or empty
+  std::string error;
+};
+
+const Settings& settings() {
+  static const Settings s = [] {
+    Settings out;
+    if (const char* m = std::getenv("RANKSHAPE_COLL")) {
+      const std::string_view v = m;
+      if (v == "auto" || v.empty()) {
+        out.mode = Mode::kAuto;
+      } else if (v == "hierarchical") {
+        out.mode = Mode::kHierarchical;
+      } else if (v == "native") {
+        out.mode = Mode::kNative;
+      } else {
+        out.error =
+            "RANKSHAPE_COLL='" + std::string(v) + "': expected auto, hierarchical or native";
+      }
+    }
+    if (const char* t = std::getenv("RANKSHAPE_COLL_TABLE")) out.table = t;
+    if (const char* g = std::getenv("RANKSHAPE_COLL_GROUPS")) out.groups = g;
+    if (!out.error.empty()) std::fprintf(stderr, "rankshape: %s\n", out.error.c_str());
+    return out;
+  }();
+  return s;
+}
+
+// Node tables from RANKSHAPE_COLL_GROUPS (blocks:N or dealt:N).
+std::vector<std::vector<int>> pretend_groups(const std::string& spec, int p) {
+  const std::size_t colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  int n = 0;
+  const char* first = spec.data() + (colon == std::string::npos ? spec.size() : colon + 1);
+  const char* last = spec.data() + spec.size();
+  const auto [ptr, ec] = std::from_chars(first, last, n);
+  if (colon == std::string::npos || (kind != "blocks" && kind != "dealt") || ec != std::errc() ||
+      ptr != last || n < 1) {
+    throw std::invalid_argument("RANKSHAPE_COLL_GROUPS='" + spec +
+                                "': expected blocks:N or dealt:N with N >= 1");
+  }
+  std::vector<int> groups(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r)
+    groups[static_cast<std::size_t>(r)] = kind == "blocks" ? r / n : r % n;
+  return {groups};
+}
+
+struct Key {
+  Collective collective;
+  std::int64_t bytes;
+  bool operator==(const Key& o) const { return collective == o.collective && bytes == o.bytes; }
+};
+struct KeyHash {
+  std::size_t operator()(const Key& k) const {
+    return std::hash<std::int64_t>()(k.bytes * 16 + static_cast<int>(k.collective));
+  }
+};
+
+struct Decision {
+  Config config;
+  std::string description;
+};
+
+// What a communicator's calls need, built once by its first call.
+struct Context {
+  std::optional<Hierarchy> hierarchy;  // empty: one node, native only
+  Model model;
+  TuningTable table;
+  std::unordered_map<Key, Decision, KeyHash> decisions;
+};
+
+// Contexts alive; freed with their communicator, or at MPI_Finalize (the
+// MPI_COMM_SELF attribute is deleted first) while MPI can still free
+// their communicators.
+std::set<Context*>& alive() {
+  static std::set<Context*> contexts;
+  return contexts;
+}
+
+int delete_context(MPI_Comm, int, void* attribute, void*) {
+  auto* context = static_cast<Context*>(attribute);
+  if (alive().erase(context) > 0) delete context;
+  return MPI_SUCCESS;
+}
+
+int delete_all(MPI_Comm, int, void*, void*) {
+  for (Context* c : alive()) delete c;
+  alive().clear();
+  return MPI_SUCCESS;
+}
+
+int context_keyval() {
+  static const int keyval = [] {
+    int k = MPI_KEYVAL_INVALID, self = MPI_KEYVAL_INVALID;
+    mpi::check(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &k, nullptr),
+               "MPI_Comm_create_keyval");
+    mpi::check(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_all, &self, nullptr),
+               "MPI_Comm_create_keyval");
+    mpi::check(MPI_Comm_set_attr(MPI_COMM_SELF, self, nullptr), "MPI_Comm_set_attr");
+    return k;
+  }();
+  return keyval;
+}
+
+Context* find(MPI_Comm comm) {
+  void* attribute = nullptr;
+  int found = 0;
+  mpi::check(MPI_Comm_get_attr(comm, context_keyval(), &attribute, &found), "MPI_Comm_get_attr");
+  return found ? static_cast<Context*>(attribute) : nullptr;
+}
+
+// Rank 0 reads the table; everyone parses the same text. A table that
+// cannot be read fails the call on every rank.
+TuningTable shared_table(MPI_Comm comm, const std::string& path) {
+  int rank = 0;
+  mpi::check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  std::string text, error;
+  if (rank == 0) {
+    std::ifstream in(path);
+    if (!in) {
+      error = "cannot open the tuning table";
+    } else {
+      std::stringstream s;
+      s << in.rdbuf();
+      text = s.str();
+    }
+  }
+  long long length[2] = {static_cast<long long>(text.size()), error.empty() ? 0 : 1};
+  mpi::check(PMPI_Bcast(length, 2, MPI_LONG_LONG, 0, comm), "MPI_Bcast");
+  if (length[1] != 0) {
+    throw std::invalid_argument("RANKSHAPE_COLL_TABLE=" + path + ": " +
+                                (rank == 0 ? error : "rank 0 cannot read it"));
+  }
+  text.resize(static_cast<std::size_t>(length[0]));
+  mpi::check(PMPI_Bcast(text.data(), static_cast<int>(length[0]), MPI_CHAR, 0, comm), "MPI_Bcast");
+  return parse_table(text, path);
+}
+
+std::unique_ptr<Context> build(MPI_Comm comm, std::vector<std::vector<int>> groups) {
+  auto context = std::make_unique<Context>();
+  const Settings& s = settings();
+  int p = 0;
+  mpi::check(MPI_Comm_size(comm, &p), "MPI_Comm_size");
+  if (groups.empty() && !s.groups.empty()) groups = pretend_groups(s.groups, p);
+  if (groups.empty()) groups = Hierarchy::node_groups(comm);
+  Hierarchy h(comm, std::move(groups));
+  if (!h.useful()) return context;
+  if (!s.table.empty()) {
+    TuningTable all = shared_table(comm, s.table);
+    const std::vector<int> sizes = level_sizes(h);
+    for (const TableEntry& e : all.entries) {
+      if (e.sizes == sizes) context->table.entries.push_back(e);
+    }
+    if (auto m = all.model(sizes)) {
+      context->model = *m;
+      context->model.ranks = h.size();
+      context->model.contiguous = h.ordered();
+      context->table.models.push_back(*m);
+    }
+  }
+  if (context->table.models.empty()) context->model = calibrate(h);
+  context->hierarchy.emplace(std::move(h));
+  return context;
+}
+
+Context* attach(MPI_Comm comm, std::unique_ptr<Context> context) {
+  mpi::check(MPI_Comm_set_attr(comm, context_keyval(), context.get()), "MPI_Comm_set_attr");
+  alive().insert(context.get());
+  return context.release();
+}
+
+// Marks the thread as inside a dispatched call.
+thread_local bool inside = false;
+struct Inside {
+  Inside() { inside = true; }
+  ~Inside() { inside = false; }
+};
+
+thread_local std::string last = "native";
+const std::string kNative = "native";
+
+bool commutative(MPI_Op op) {
+  int yes = 1;
+  mpi::check(MPI_Op_commutative(op, &yes), "MPI_Op_commutative");
+  return yes != 0;
+}
+
+std::int64_t bytes_of(int count, MPI_Datatype type) {
+  int size = 0;
+  mpi::check(MPI_Type_size(type, &size), "MPI_Type_size");
+  return static_cast<std::int64_t>(count) * size;
+}
+
+// The hierarchy and configuration for this call, or null for native.
+const Hierarchy* decide(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op op,
+                        const Config** config) {
+  const Settings& s = settings();
+  if (!s.error.empty()) throw std::invalid_argument(s.error);
+  if (s.mode == Mode::kNative) return nullptr;
+  int inter = 0;
+  mpi::check(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  if (inter) return nullptr;
+  Context* context = find(comm);
+  if (!context) context = attach(comm, build(comm, {}));
+  if (!context->hierarchy) return nullptr;
+  const Hierarchy& h = *context->hierarchy;
+  if (is_reduction(c) && !h.ordered() && !commutative(op)) return nullptr;
+  auto [it, added] = context->decisions.try_emplace(Key{c, bytes});
+  if (added) {
+    if (context->decisions.size() > 4096) {  // unbounded sizes: start over
+      context->decisions.clear();
+      it = context->decisions.try_emplace(Key{c, bytes}).first;
+    }
+    std::optional<Config> tuned;
+    if (s.mode == Mode::kAuto) tuned = context->table.lookup(c, level_sizes(h), bytes);
+    it->second.config =
+        tuned ? *tuned
+              : choose(c, context->model, bytes, 0.05, s.mode == Mode::kHierarchical).config;
+    it->second.description = it->second.config.describe();
+  }
+  last = it->second.description;
+  if (!it->second.config.hierarchical) return nullptr;
+  *config = &it->second.config;
+  return &h;
+}
+
+// Runs a dispatched call: native (PMPI) inside another dispatched call, for
+// inter-communicators and when the choice says so; errors become codes.
+template <typename Native, typename Hierarchical>
+int run(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op op, Native native,
+        Hierarchical hierarchical) {
+  if (inside) return native();
+  Inside guard;
+  last = kNative;
+  try {
+    const Config* config = nullptr;
+    const Hierarchy* h = decide(comm, c, bytes, op, &config);
+    return h ? hierarchical(*h, *config) : native();
+  } catch (const mpi::MpiError& e) {
+    return e.code();
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "rankshape: %s\n", e.what());
+    return MPI_ERR_ARG;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rankshape: %s\n", e.what());
+    return MPI_ERR_OTHER;
+  }
+}
+
+}  // namespace
+
+int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  return run(
+      comm, Collective::kBcast, bytes_of(count, type), MPI_OP_NULL,
+      [&] { return PMPI_Bcast(buffer, count, type, root, comm); },
+      [&](const Hierarchy& h, const Config& c) {
+        return coll::bcast(buffer, count, type, root, h, c);
+      });
+}
+
+int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,
+           MPI_Comm comm) {
+  return run(
+      comm, Collective::kReduce, bytes_of(count, type), op,
+      [&] { return PMPI_Reduce(send, recv, count, type, op, root, comm); },
+      [&](const Hierarchy& h, const Config& c) {
+        return coll::reduce(send, recv, count, type, op, root, h, c);
+      });
+}
+
+int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+              MPI_Comm comm) {
+  return run(
+      comm, Collective::kAllreduce, bytes_of(count, type), op,
+      [&] { return PMPI_Allreduce(send, recv, count, type, op, comm); },
+      [&](const Hierarchy& h, const Config& c) {
+        return coll::allreduce(send, recv, count, type, op, h, c);
+      });
+}
+
+int gather(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+           MPI_Datatype recv_type, int root, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::int64_t bytes =
+      rank == root ? bytes_of(recv_count, recv_type) : bytes_of(send_count, send_type);
+  return run(
+      comm, Collective::kGather, bytes, MPI_OP_NULL,
+      [&] {
+        return PMPI_Gather(send, send_count, send_type, recv, recv_count, recv_type, root, comm);
+      },
+      [&](const Hierarchy& h, const Config&) {
+        return coll::gather(send, send_count, send_type, recv, recv_count, recv_type, root, h);
+      });
+}
+
+int scatter(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+            MPI_Datatype recv_type, int root, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::int64_t bytes =
+      rank == root ? bytes_of(send_count, send_type) : bytes_of(recv_count, recv_type);
+  return run(
+      comm, Collective::kScatter, bytes, MPI_OP_NULL,
+      [&] {
+        return PMPI_Scatter(send, send_count, send_type, recv, recv_count, recv_type, root, comm);
+      },
+      [&](const Hierarchy& h, const Config&) {
+        return coll::scatter(send, send_count, send_type, recv, recv_count, recv_type, root, h);
+      });
+}
+
+int allgather(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+              MPI_Datatype recv_type, MPI_Comm comm) {
+  return run(
+      comm, Collective::kAllgather, bytes_of(recv_count, recv_type), MPI_OP_NULL,
+      [&] {
+        return PMPI_Allgather(send, send_count, send_type, recv, recv_count, recv_type, comm);
+      },
+      [&](const Hierarchy& h, const Config&) {
+        return coll::allgather(send, send_count, send_type, recv, recv_count, recv_type, h);
+      });
+}
+
+int reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                         MPI_Comm comm) {
+  return run(
+      comm, Collective::kReduceScatterBlock, bytes_of(count, type), op,
+      [&] { return PMPI_Reduce_scatter_block(send, recv, count, type, op, comm); },
+      [&](const Hierarchy& h, const Config&) {
+        return coll::reduce_scatter_block(send, recv, count, type, op, h);
+      });
+}
+
+int alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+             MPI_Datatype recv_type, MPI_Comm comm) {
+  return run(
+      comm, Collective::kAlltoall, bytes_of(recv_count, recv_type), MPI_OP_NULL,
+      [&] { return PMPI_Alltoall(send, send_count, send_type, recv, recv_count, recv_type, comm); },
+      [&](const Hierarchy& h, const Config&) {
+        return coll::alltoall(send, send_count, send_type, recv, recv_count, recv_type, h);
+      });
+}
+
+int barrier(MPI_Comm comm) {
+  return run(
+      comm, Collective::kBarrier, 0, MPI_OP_NULL, [&] { return PMPI_Barrier(comm); },
+      [&](const Hierarchy& h, const Config&) { return coll::barrier(h); });
+}
+
+void set_groups(MPI_Comm comm, std::vector<std::vector<int>> groups) {
+  Inside guard;
+  if (find(comm)) throw std::logic_error("set_groups: the communicator already has a context");
+  attach(comm, build(comm, std::move(groups)));
+}
+
+const std::string& last_choice() { return last; }
+
+std::size_t contexts() { return alive().size(); }
+
+}  // namespace rankshape::coll::dispatch

@@ -1,0 +1,70 @@
+// The collectives on any communicator, each call choosing between the
+// hierarchical algorithms (collectives.h, with a configuration) and the MPI
+// library's own (PMPI_) collective. Signatures and return codes are MPI's.
+//
+// The first collective call on a communicator builds its context once and
+// caches it on the communicator (an MPI attribute, freed with it): the
+// hierarchy (nodes from MPI_Comm_split_type, or the groups given to
+// set_groups), per-level cost parameters fitted from a short measurement,
+// and the rows of the tuning table for its level sizes. Every rank makes
+// the same choice: the inputs are agreed on when the context is built and
+// the choice depends only on values that MPI requires to match (message
+// size in bytes, operation, root).
+//
+// Environment (read once, at the first call):
+//   RANKSHAPE_COLL=auto|hierarchical|native   auto (default): the tuning
+//       table, else the cost model, falls back to native when neither
+//       predicts a gain; hierarchical: always the hierarchical path when the
+//       communicator spans several nodes (for tests); native: never.
+//   RANKSHAPE_COLL_TABLE=FILE   a tuning table written by coll_tune.
+//   RANKSHAPE_COLL_GROUPS=blocks:N|dealt:N   pretend that nodes are blocks
+//       of N consecutive ranks, or ranks dealt round-robin over N nodes
+//       (testing hierarchical paths on one machine).
+//
+// Calls made while a dispatched call is running on the same thread (the
+// library's own use of MPI, seen through an interposition library) go
+// straight to the native collective.
+#ifndef RANKSHAPE_LIB_COLL_DISPATCH_H_
+#define RANKSHAPE_LIB_COLL_DISPATCH_H_
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace rankshape::coll::dispatch {
+
+int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,
+           MPI_Comm comm);
+int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int gather(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+           MPI_Datatype recv_type, int root, MPI_Comm comm);
+int scatter(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+            MPI_Datatype recv_type, int root, MPI_Comm comm);
+int allgather(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+              MPI_Datatype recv_type, MPI_Comm comm);
+int reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                         MPI_Comm comm);
+int alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+             MPI_Datatype recv_type, MPI_Comm comm);
+int barrier(MPI_Comm comm);
+
+/// Collective: give comm an explicit hierarchy (group tables as for
+/// Hierarchy, finest first) before its first dispatched call, e.g. nodes
+/// and racks known from measurement. Throws std::invalid_argument for
+/// tables that do not fit, std::logic_error if comm already has a context.
+void set_groups(MPI_Comm comm, std::vector<std::vector<int>> groups);
+
+/// What the last dispatched call on this thread ran: "native" or
+/// "hierarchical" followed by its configuration (for tests and reports).
+const std::string& last_choice();
+
+/// Communicators that hold a context now (for tests: contexts are built
+/// once per communicator and freed with it).
+std::size_t contexts();
+
+}  // namespace rankshape::coll::dispatch
+
+#endif  // RANKSHAPE_LIB_COLL_DISPATCH_H_

@@ -1,0 +1,173 @@
+#include "lib/coll/workload.h"
+
+#include <algorithm>
+
+#include "lib/coll/collectives.h"
+#include "lib/coll/dispatch.h"
+#include "lib/mpi/error.h"
+
+namespace rankshape::coll {
+namespace {
+
+using mpi::check;
+
+// Buffer bytes per rank: send and receive.
+std::pair<std::int64_t, std::int64_t> buffer_bytes(Collective c, std::int64_t bytes, int p) {
+  switch (c) {
+    case Collective::kBcast:
+      return {0, bytes};
+    case Collective::kReduce:
+    case Collective::kAllreduce:
+      return {bytes, bytes};
+    case Collective::kGather:
+      return {bytes, bytes * p};
+    case Collective::kScatter:
+      return {bytes * p, bytes};
+    case Collective::kAllgather:
+      return {bytes, bytes * p};
+    case Collective::kReduceScatterBlock:
+      return {bytes * p, bytes};
+    case Collective::kAlltoall:
+      return {bytes * p, bytes * p};
+    case Collective::kBarrier:
+      return {0, 0};
+  }
+  return {0, 0};
+}
+
+}  // namespace
+
+std::int64_t Workload::footprint(Collective c, std::int64_t bytes, int ranks) {
+  const auto [send, recv] = buffer_bytes(c, bytes, ranks);
+  return send + recv;
+}
+
+Workload::Workload(Collective c, std::int64_t bytes, MPI_Comm comm) : c_(c), comm_(comm) {
+  int p = 0;
+  check(MPI_Comm_size(comm, &p), "MPI_Comm_size");
+  if (is_reduction(c)) {
+    type_ = MPI_INT;
+    count_ = static_cast<int>(std::max<std::int64_t>(1, bytes / 4));
+    bytes = count_ * 4;
+  } else {
+    count_ = static_cast<int>(bytes);
+  }
+  const auto [send, recv] = buffer_bytes(c, bytes, p);
+  send_.assign(static_cast<std::size_t>(send), 1);
+  recv_.assign(static_cast<std::size_t>(recv), 0);
+}
+
+void Workload::run_native() {
+  void* s = send_.data();
+  void* r = recv_.data();
+  switch (c_) {
+    case Collective::kBcast:
+      check(PMPI_Bcast(r, count_, type_, root_, comm_), "MPI_Bcast");
+      break;
+    case Collective::kReduce:
+      check(PMPI_Reduce(s, r, count_, type_, MPI_SUM, root_, comm_), "MPI_Reduce");
+      break;
+    case Collective::kAllreduce:
+      check(PMPI_Allreduce(s, r, count_, type_, MPI_SUM, comm_), "MPI_Allreduce");
+      break;
+    case Collective::kGather:
+      check(PMPI_Gather(s, count_, type_, r, count_, type_, root_, comm_), "MPI_Gather");
+      break;
+    case Collective::kScatter:
+      check(PMPI_Scatter(s, count_, type_, r, count_, type_, root_, comm_), "MPI_Scatter");
+      break;
+    case Collective::kAllgather:
+      check(PMPI_Allgather(s, count_, type_, r, count_, type_, comm_), "MPI_Allgather");
+      break;
+    case Collective::kReduceScatterBlock:
+      check(PMPI_Reduce_scatter_block(s, r, count_, type_, MPI_SUM, comm_),
+            "MPI_Reduce_scatter_block");
+      break;
+    case Collective::kAlltoall:
+      check(PMPI_Alltoall(s, count_, type_, r, count_, type_, comm_), "MPI_Alltoall");
+      break;
+    case Collective::kBarrier:
+      check(PMPI_Barrier(comm_), "MPI_Barrier");
+      break;
+  }
+}
+
+void Workload::run_dispatched() {
+  void* s = send_.data();
+  void* r = recv_.data();
+  namespace d = dispatch;
+  switch (c_) {
+    case Collective::kBcast:
+      check(d::bcast(r, count_, type_, root_, comm_), "bcast");
+      break;
+    case Collective::kReduce:
+      check(d::reduce(s, r, count_, type_, MPI_SUM, root_, comm_), "reduce");
+      break;
+    case Collective::kAllreduce:
+      check(d::allreduce(s, r, count_, type_, MPI_SUM, comm_), "allreduce");
+      break;
+    case Collective::kGather:
+      check(d::gather(s, count_, type_, r, count_, type_, root_, comm_), "gather");
+      break;
+    case Collective::kScatter:
+      check(d::scatter(s, count_, type_, r, count_, type_, root_, comm_), "scatter");
+      break;
+    case Collective::kAllgather:
+      check(d::allgather(s, count_, type_, r, count_, type_, comm_), "allgather");
+      break;
+    case Collective::kReduceScatterBlock:
+      check(d::reduce_scatter_block(s, r, count_, type_, MPI_SUM, comm_), "reduce_scatter_block");
+      break;
+    case Collective::kAlltoall:
+      check(d::alltoall(s, count_, type_, r, count_, type_, comm_), "alltoall");
+      break;
+    case Collective::kBarrier:
+      check(d::barrier(comm_), "barrier");
+      break;
+  }
+}
+
+void Workload::run_hierarchical(const Hierarchy& h, const Config& config) {
+  void* s = send_.data();
+  void* r = recv_.data();
+  switch (c_) {
+    case Collective::kBcast:
+      check(bcast(r, count_, type_, root_, h, config), "bcast");
+      break;
+    case Collective::kReduce:
+      check(reduce(s, r, count_, type_, MPI_SUM, root_, h, config), "reduce");
+      break;
+    case Collective::kAllreduce:
+      check(allreduce(s, r, count_, type_, MPI_SUM, h, config), "allreduce");
+      break;
+    case Collective::kGather:
+      check(gather(s, count_, type_, r, count_, type_, root_, h), "gather");
+      break;
+    case Collective::kScatter:
+      check(scatter(s, count_, type_, r, count_, type_, root_, h), "scatter");
+      break;
+    case Collective::kAllgather:
+      check(allgather(s, count_, type_, r, count_, type_, h), "allgather");
+      break;
+    case Collective::kReduceScatterBlock:
+      check(reduce_scatter_block(s, r, count_, type_, MPI_SUM, h), "reduce_scatter_block");
+      break;
+    case Collective::kAlltoall:
+      check(alltoall(s, count_, type_, r, count_, type_, h), "alltoall");
+      break;
+    case Collective::kBarrier:
+      check(barrier(h), "barrier");
+      break;
+  }
+}
+
+double median_of_slowest(MPI_Comm comm, std::vector<double> times) {
+  check(PMPI_Allreduce(MPI_IN_PLACE, times.data(), static_cast<int>(times.size()), MPI_DOUBLE,
+                       MPI_MAX, comm),
+        "MPI_Allreduce");
+  if (times.empty()) return 0;
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace rankshape::coll

@@ -1,0 +1,257 @@
+// dispatch.h: results equal MPI's whatever it chooses, every rank makes
+// the same choice, a tuning table's winners are used, contexts are built
+// once per communicator and freed with it.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lib/coll/calibrate.h"
+#include "lib/coll/config.h"
+#include "lib/coll/dispatch.h"
+#include "lib/coll/hierarchy.h"
+#include "lib/coll/table.h"
+
+namespace rankshape::coll {
+namespace {
+
+int world_size() {
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  return p;
+}
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+std::vector<std::vector<int>> blocks_of(int n) {
+  std::vector<int> g(static_cast<std::size_t>(world_size()));
+  for (std::size_t r = 0; r < g.size(); ++r) g[r] = static_cast<int>(r) / n;
+  return {g};
+}
+std::vector<std::vector<int>> dealt_over(int n) {
+  std::vector<int> g(static_cast<std::size_t>(world_size()));
+  for (std::size_t r = 0; r < g.size(); ++r) g[r] = static_cast<int>(r) % n;
+  return {g};
+}
+
+// A communicator with the given hierarchy (empty: nodes), freed at the end.
+class Comm {
+ public:
+  explicit Comm(std::vector<std::vector<int>> groups) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    if (!groups.empty()) dispatch::set_groups(comm_, std::move(groups));
+  }
+  ~Comm() { MPI_Comm_free(&comm_); }
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+// Every rank's last choice is the same.
+void expect_agreed(const std::string& what) {
+  const std::size_t h = std::hash<std::string>()(dispatch::last_choice());
+  unsigned long mine = static_cast<unsigned long>(h), low = mine, high = mine;
+  MPI_Allreduce(&mine, &low, 1, MPI_UNSIGNED_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&mine, &high, 1, MPI_UNSIGNED_LONG, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(low, high) << what << ": ranks chose differently";
+}
+
+std::vector<int> data(int r, std::size_t n, int salt) {
+  std::vector<int> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>((r + 3) * 17 + i * 5 + salt) % 997;
+  return v;
+}
+
+// x -> a x + b composed in rank order (associative, not commutative).
+void compose(void* in, void* inout, int* len, MPI_Datatype*) {
+  auto* f = static_cast<std::uint32_t*>(in);
+  auto* g = static_cast<std::uint32_t*>(inout);
+  for (int i = 0; i < *len; ++i) {
+    const std::uint32_t a = f[2 * i] * g[2 * i], b = f[2 * i] * g[2 * i + 1] + f[2 * i + 1];
+    g[2 * i] = a;
+    g[2 * i + 1] = b;
+  }
+}
+
+// First test in this file: later ones run with this table loaded (the
+// settings are read once, at the first dispatched call).
+TEST(DispatchTest, TuningTableWinnersAreUsed) {
+  const int p = world_size();
+  std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  const std::string path = dir + "/rankshape_table.json";
+  const auto groups = blocks_of(2);
+  const std::vector<int> sizes = level_sizes(Hierarchy(MPI_COMM_WORLD, groups));
+  if (world_rank() == 0) {
+    TuningTable t;
+    Model m;
+    m.sizes = sizes;
+    m.links.assign(sizes.size(), LinkCost{1e-6, 1e-9});
+    t.models.push_back(m);
+    t.entries.push_back({Collective::kAllreduce, sizes, 4096,
+                         *Config::parse("hierarchical segment=1024"), 0, 0, 0});
+    t.entries.push_back({Collective::kBcast, sizes, 4096,
+                         *Config::parse("hierarchical levels=binomial,chain"), 0, 0, 0});
+    t.entries.push_back({Collective::kBarrier, sizes, 0, Config{}, 0, 0, 0});
+    write_table(path, t);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  setenv("RANKSHAPE_COLL_TABLE", path.c_str(), 1);
+  const Comm comm(groups);
+  const Hierarchy h(MPI_COMM_WORLD, groups);
+  const int me = world_rank();
+  std::vector<int> send = data(me, 1024, 1), ours(1024), theirs(1024);
+  ASSERT_EQ(dispatch::allreduce(send.data(), ours.data(), 1024, MPI_INT, MPI_SUM, comm.get()),
+            MPI_SUCCESS);
+  const std::string allreduce_choice = dispatch::last_choice();
+  MPI_Allreduce(send.data(), theirs.data(), 1024, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(ours, theirs);
+  std::vector<int> b = me == p - 1 ? data(me, 1024, 2) : std::vector<int>(1024, 0);
+  ASSERT_EQ(dispatch::bcast(b.data(), 1024, MPI_INT, p - 1, comm.get()), MPI_SUCCESS);
+  EXPECT_EQ(b, data(p - 1, 1024, 2));
+  const std::string bcast_choice = dispatch::last_choice();
+  if (h.useful()) {
+    EXPECT_EQ(allreduce_choice, "hierarchical segment=1024");
+    EXPECT_EQ(bcast_choice, "hierarchical levels=binomial,chain");
+  } else {
+    EXPECT_EQ(allreduce_choice, "native");  // one group, or groups of one rank
+  }
+  ASSERT_EQ(dispatch::barrier(comm.get()), MPI_SUCCESS);
+  EXPECT_EQ(dispatch::last_choice(), "native");
+  expect_agreed("table");
+}
+
+TEST(DispatchTest, ResultsMatchMpiWhateverTheChoice) {
+  const int p = world_size(), me = world_rank();
+  for (const auto& groups :
+       {blocks_of(2), blocks_of(3), dealt_over(3), std::vector<std::vector<int>>{}}) {
+    const Comm comm(groups);
+    const MPI_Comm c = comm.get();
+    for (int count : {0, 1, 7, 3001}) {
+      const std::size_t n = static_cast<std::size_t>(count);
+      const std::string what = "count " + std::to_string(count);
+      for (int root : {0, p - 1}) {
+        std::vector<int> b = me == root ? data(root, n, 1) : std::vector<int>(n, -1);
+        ASSERT_EQ(dispatch::bcast(b.data(), count, MPI_INT, root, c), MPI_SUCCESS);
+        expect_agreed("bcast " + what);
+        EXPECT_EQ(b, data(root, n, 1)) << "bcast " << what;
+
+        std::vector<int> send = data(me, n, 2), ours(n, -1), theirs(n, -1);
+        ASSERT_EQ(dispatch::reduce(send.data(), ours.data(), count, MPI_INT, MPI_SUM, root, c),
+                  MPI_SUCCESS);
+        expect_agreed("reduce " + what);
+        PMPI_Reduce(send.data(), theirs.data(), count, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+        if (me == root) {
+          EXPECT_EQ(ours, theirs) << "reduce " << what;
+        }
+
+        std::vector<int> all(n * p, -1), all_theirs(n * p, -1);
+        ASSERT_EQ(
+            dispatch::gather(send.data(), count, MPI_INT, all.data(), count, MPI_INT, root, c),
+            MPI_SUCCESS);
+        PMPI_Gather(send.data(), count, MPI_INT, all_theirs.data(), count, MPI_INT, root,
+                    MPI_COMM_WORLD);
+        if (me == root) {
+          EXPECT_EQ(all, all_theirs) << "gather " << what;
+        }
+        std::vector<int> part(n, -1), part_theirs(n, -1);
+        const std::vector<int> spread = data(root, n * p, 3);
+        ASSERT_EQ(
+            dispatch::scatter(spread.data(), count, MPI_INT, part.data(), count, MPI_INT, root, c),
+            MPI_SUCCESS);
+        PMPI_Scatter(spread.data(), count, MPI_INT, part_theirs.data(), count, MPI_INT, root,
+                     MPI_COMM_WORLD);
+        EXPECT_EQ(part, part_theirs) << "scatter " << what;
+      }
+      std::vector<int> send = data(me, n, 4), ours(n, -1), theirs(n, -1);
+      ASSERT_EQ(dispatch::allreduce(send.data(), ours.data(), count, MPI_INT, MPI_MAX, c),
+                MPI_SUCCESS);
+      expect_agreed("allreduce " + what);
+      PMPI_Allreduce(send.data(), theirs.data(), count, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      EXPECT_EQ(ours, theirs) << "allreduce " << what;
+
+      std::vector<int> all(n * p, -1), all_theirs(n * p, -1);
+      ASSERT_EQ(dispatch::allgather(send.data(), count, MPI_INT, all.data(), count, MPI_INT, c),
+                MPI_SUCCESS);
+      PMPI_Allgather(send.data(), count, MPI_INT, all_theirs.data(), count, MPI_INT,
+                     MPI_COMM_WORLD);
+      EXPECT_EQ(all, all_theirs) << "allgather " << what;
+
+      const std::vector<int> blocks = data(me, n * p, 5);
+      std::vector<int> a2a(n * p, -1), a2a_theirs(n * p, -1);
+      ASSERT_EQ(dispatch::alltoall(blocks.data(), count, MPI_INT, a2a.data(), count, MPI_INT, c),
+                MPI_SUCCESS);
+      PMPI_Alltoall(blocks.data(), count, MPI_INT, a2a_theirs.data(), count, MPI_INT,
+                    MPI_COMM_WORLD);
+      EXPECT_EQ(a2a, a2a_theirs) << "alltoall " << what;
+
+      std::vector<int> rs(n, -1), rs_theirs(n, -1);
+      ASSERT_EQ(
+          dispatch::reduce_scatter_block(blocks.data(), rs.data(), count, MPI_INT, MPI_SUM, c),
+          MPI_SUCCESS);
+      PMPI_Reduce_scatter_block(blocks.data(), rs_theirs.data(), count, MPI_INT, MPI_SUM,
+                                MPI_COMM_WORLD);
+      EXPECT_EQ(rs, rs_theirs) << "reduce_scatter_block " << what;
+    }
+    ASSERT_EQ(dispatch::barrier(c), MPI_SUCCESS);
+  }
+}
+
+TEST(DispatchTest, NonCommutativeOperationsOnScatteredGroupsRunNatively) {
+  const int me = world_rank();
+  MPI_Datatype affine;
+  MPI_Type_contiguous(2, MPI_UINT32_T, &affine);
+  MPI_Type_commit(&affine);
+  MPI_Op op;
+  MPI_Op_create(compose, 0, &op);
+  for (const auto& groups : {blocks_of(2), dealt_over(2)}) {
+    const Comm comm(groups);
+    const Hierarchy h(MPI_COMM_WORLD, groups);
+    std::vector<std::uint32_t> send = {3u + 2u * me, 5u + 7u * me}, ours(2), theirs(2);
+    ASSERT_EQ(dispatch::allreduce(send.data(), ours.data(), 1, affine, op, comm.get()),
+              MPI_SUCCESS);
+    if (!h.ordered()) {
+      EXPECT_EQ(dispatch::last_choice(), "native");
+    }
+    PMPI_Allreduce(send.data(), theirs.data(), 1, affine, op, MPI_COMM_WORLD);
+    EXPECT_EQ(ours, theirs);
+  }
+  MPI_Op_free(&op);
+  MPI_Type_free(&affine);
+}
+
+TEST(DispatchTest, ContextsAreBuiltOncePerCommunicatorAndFreedWithIt) {
+  const std::size_t before = dispatch::contexts();
+  {
+    const Comm comm({});
+    const std::size_t after_first = dispatch::contexts();
+    int x = 1;
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_EQ(dispatch::allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, comm.get()),
+                MPI_SUCCESS);
+    }
+    EXPECT_EQ(dispatch::contexts(), before + 1);
+    EXPECT_EQ(after_first, before);  // none until the first call
+  }
+  EXPECT_EQ(dispatch::contexts(), before);
+}
+
+TEST(DispatchTest, BadGroupsAreRejected) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  std::vector<int> wrong(static_cast<std::size_t>(world_size()) + 1, 0);
+  EXPECT_THROW(dispatch::set_groups(comm, {wrong}), std::invalid_argument);
+  dispatch::set_groups(comm, blocks_of(2));
+  EXPECT_THROW(dispatch::set_groups(comm, blocks_of(2)), std::logic_error);
+  MPI_Comm_free(&comm);
+}
+
+}  // namespace
+}  // namespace rankshape::coll

@@ -1,0 +1,210 @@
+// The configuration language, the cost model's choices and the tuning
+// table, in one process.
+#include "lib/coll/model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "lib/coll/config.h"
+#include "lib/coll/table.h"
+#include "lib/io/input_error.h"
+
+namespace rankshape::coll {
+namespace {
+
+// 16 nodes of 8 ranks: shared memory inside (0.5 us, 10 GB/s), a network
+// between (20 us, 1 GB/s).
+Model two_levels() {
+  Model m;
+  m.sizes = {8, 16};
+  m.links = {{0.5e-6, 1e-10}, {20e-6, 1e-9}};
+  m.gamma = 2e-10;
+  m.ranks = 128;
+  return m;
+}
+
+TEST(ConfigTest, EveryCandidateDescribesItselfAndParsesBack) {
+  for (Collective c : kAllCollectives) {
+    EXPECT_EQ(collective_named(collective_name(c)), c);
+    for (int depth : {0, 1, 2}) {
+      const auto all = candidates(c, depth, 16 << 20);
+      ASSERT_FALSE(all.empty());
+      EXPECT_FALSE(all.front().hierarchical);
+      for (const Config& config : all) {
+        const auto back = Config::parse(config.describe());
+        ASSERT_TRUE(back.has_value()) << config.describe();
+        EXPECT_EQ(*back, config) << config.describe();
+      }
+    }
+  }
+  EXPECT_FALSE(collective_named("allreduc").has_value());
+  for (const char* bad : {"", "nativ", "hierarchical levels=", "hierarchical levels=ring,foo",
+                          "hierarchical segment=0", "hierarchical segment=12x",
+                          "hierarchical  segment=4", "hierarchical colour=red"}) {
+    EXPECT_FALSE(Config::parse(bad).has_value()) << bad;
+  }
+}
+
+TEST(ConfigTest, CandidatesCoverEveryLevelChoiceAndOnlyUsefulPipelines) {
+  // bcast on 2 levels + top: 4^3 algorithm combinations, native, and
+  // pipelines of 8 KiB .. 4 MiB segments that give at least two segments.
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 0).size(), 1u + 64u);
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 10).size(), 1u + 64u + 1u);
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20).size(), 1u + 64u + 5u);
+  // allreduce: native or binomial below the top, four choices at the top.
+  EXPECT_EQ(candidates(Collective::kAllreduce, 1, 0).size(), 1u + 2u * 4u);
+  // gather: native or hierarchical (native levels) only.
+  EXPECT_EQ(candidates(Collective::kGather, 2, 1 << 20).size(), 2u);
+  EXPECT_EQ(candidates(Collective::kBarrier, 0, 0).size(), 1u);
+}
+
+TEST(ModelTest, FlatCostsFollowTheTextbookFormulas) {
+  // One level of 8 ranks, everything alike: binomial bcast is 3 steps.
+  Model flat;
+  flat.sizes = {8};
+  flat.links = {{1e-6, 1e-9}};
+  flat.ranks = 8;
+  const double m = 1000;
+  EXPECT_NEAR(predict(Collective::kBcast, Config{}, flat, 1000),
+              std::min(3 * (1e-6 + m * 1e-9), (3 + 7) * 1e-6 + 2.0 * 7 / 8 * m * 1e-9), 1e-12);
+  EXPECT_NEAR(predict(Collective::kBarrier, Config{}, flat, 0), 3e-6, 1e-12);
+  // Pairwise alltoall: 7 exchanges.
+  EXPECT_NEAR(predict(Collective::kAlltoall, Config{}, flat, 1000), 7 * (1e-6 + m * 1e-9), 1e-12);
+}
+
+TEST(ModelTest, ScatteredGroupsGoHierarchical) {
+  // Ranks dealt over the nodes (as after relabelling for another pattern):
+  // every flat step crosses the network, with all ranks of a node at once.
+  Model m = two_levels();
+  m.contiguous = false;
+  for (Collective c : kAllCollectives) {
+    for (std::int64_t bytes : {std::int64_t{8}, std::int64_t{1} << 20}) {
+      // Gather, scatter and alltoall of large blocks are bound by the
+      // root's (or each node's) bytes either way.
+      const bool root_bound =
+          c == Collective::kGather || c == Collective::kScatter || c == Collective::kAlltoall;
+      if (root_bound && bytes > 8) continue;
+      const Choice choice = choose(c, m, bytes);
+      EXPECT_TRUE(choice.config.hierarchical) << collective_name(c) << " " << bytes;
+      EXPECT_LT(choice.predicted, choice.native_predicted * 0.95) << collective_name(c);
+      EXPECT_NEAR(choice.predicted, predict(c, choice.config, m, bytes), 1e-15);
+    }
+  }
+}
+
+TEST(ModelTest, SmallAllToAllCrossesTheNetworkLessOftenHierarchically) {
+  // Contiguous nodes: a flat pairwise alltoall pays 120 network latencies,
+  // the hierarchical one 15 (node leaders exchange in bulk).
+  const Choice c = choose(Collective::kAlltoall, two_levels(), 8);
+  EXPECT_TRUE(c.config.hierarchical);
+  EXPECT_LT(c.predicted, 0.5 * c.native_predicted);
+}
+
+TEST(ModelTest, NoGainMeansNative) {
+  // All links alike: a hierarchy only adds steps.
+  Model m = two_levels();
+  m.links[0] = m.links[1];
+  const Choice small = choose(Collective::kBcast, m, 8);
+  EXPECT_FALSE(small.config.hierarchical);
+  EXPECT_EQ(small.predicted, small.native_predicted);
+  // Forced, it is the best hierarchical configuration all the same.
+  EXPECT_TRUE(choose(Collective::kBcast, m, 8, 0.05, true).config.hierarchical);
+}
+
+TEST(ModelTest, ScatteredGroupsMakeNativePayTheSlowLink) {
+  Model blocked = two_levels();
+  Model scattered = blocked;
+  scattered.contiguous = false;
+  const double a = predict(Collective::kAllreduce, Config{}, blocked, 8);
+  const double b = predict(Collective::kAllreduce, Config{}, scattered, 8);
+  EXPECT_GT(b, a);
+  // The hierarchical configurations do not depend on the numbering.
+  Config h;
+  h.hierarchical = true;
+  EXPECT_EQ(predict(Collective::kAllreduce, h, blocked, 8),
+            predict(Collective::kAllreduce, h, scattered, 8));
+}
+
+TEST(ModelTest, PipelinesPayTheSlowestStagePerExtraSegment) {
+  // Both levels bandwidth-bound and alike: cut in segments, the intra-node
+  // stage hides behind the network stage.
+  Model m = two_levels();
+  m.links = {{0.5e-6, 1e-9}, {2e-6, 1e-9}};
+  Config plain, one, many;
+  plain.hierarchical = one.hierarchical = many.hierarchical = true;
+  one.segment_bytes = 16 << 20;
+  many.segment_bytes = 1 << 20;
+  const std::int64_t bytes = 16 << 20;
+  // One segment is the unpipelined sum.
+  EXPECT_NEAR(predict(Collective::kBcast, one, m, bytes),
+              predict(Collective::kBcast, plain, m, bytes), 1e-12);
+  EXPECT_LT(predict(Collective::kBcast, many, m, bytes),
+            0.7 * predict(Collective::kBcast, plain, m, bytes));
+  // What the model picks (a pipeline, or the chain, itself a pipeline)
+  // beats the unpipelined levels.
+  EXPECT_LT(choose(Collective::kBcast, m, bytes).predicted,
+            0.7 * predict(Collective::kBcast, plain, m, bytes));
+}
+
+TEST(TableTest, RoundTripsAndLooksUpTheNearestSize) {
+  TuningTable t;
+  t.models.push_back(two_levels());
+  TableEntry small{Collective::kBcast, {8, 16}, 1024, Config{}, 1e-5, 1e-5, 1e-5};
+  TableEntry big = small;
+  big.bytes = 1 << 20;
+  big.config = *Config::parse("hierarchical levels=native,chain segment=65536");
+  t.entries = {small, big};
+  const TuningTable back = parse_table(table_json(t), "t.json");
+  ASSERT_EQ(back.entries.size(), 2u);
+  EXPECT_EQ(back.entries[1].config, big.config);
+  ASSERT_TRUE(back.model({8, 16}).has_value());
+  EXPECT_DOUBLE_EQ(back.model({8, 16})->links[1].alpha, 20e-6);
+  EXPECT_FALSE(back.model({8, 8}).has_value());
+  EXPECT_EQ(back.lookup(Collective::kBcast, {8, 16}, 2000), Config{});
+  EXPECT_EQ(back.lookup(Collective::kBcast, {8, 16}, 512 << 10), big.config);
+  EXPECT_FALSE(back.lookup(Collective::kReduce, {8, 16}, 1024).has_value());
+  EXPECT_FALSE(back.lookup(Collective::kBcast, {4, 32}, 1024).has_value());
+  // merge replaces entries with the same key and keeps the others.
+  TuningTable update;
+  TableEntry replaced = small;
+  replaced.config = big.config;
+  update.entries = {replaced};
+  TuningTable merged = back;
+  merged.merge(update);
+  ASSERT_EQ(merged.entries.size(), 2u);
+  EXPECT_EQ(merged.lookup(Collective::kBcast, {8, 16}, 1024), big.config);
+}
+
+TEST(TableTest, BadTablesNameTheProblem) {
+  const auto message = [](const std::string& text) {
+    try {
+      parse_table(text, "t.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("{").find("not JSON"), std::string::npos);
+  EXPECT_NE(message("{}").find("not a rankshape tuning table"), std::string::npos);
+  const std::string head = R"({"format": "rankshape-coll-table", "version": 1, "models": [], )";
+  EXPECT_NE(message(head + R"("entries": [{"collective": "bcats", "sizes": [2], "bytes": 8,
+      "config": "native"}]})")
+                .find("unknown collective 'bcats'"),
+            std::string::npos);
+  EXPECT_NE(message(head + R"("entries": [{"collective": "bcast", "sizes": [2, 2], "bytes": 8,
+      "config": "hierarchical levels=chain"}]})")
+                .find("does not fit"),
+            std::string::npos);
+  EXPECT_NE(message(head + R"("entries": [{"collective": "bcast", "sizes": [2], "bytes": 8,
+      "config": "fast please"}]})")
+                .find("bad configuration"),
+            std::string::npos);
+  EXPECT_NE(message(head + R"("entries": [{"collective": "bcast"}]})").find("bad tuning table"),
+            std::string::npos);
+  EXPECT_EQ(message(head + R"("entries": []})"), "accepted");
+}
+
+}  // namespace
+}  // namespace rankshape::coll
