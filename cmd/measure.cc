@@ -101,7 +101,7 @@ int run(const Args& a, const mpi::Communicator& world) {
                             {"repetitions", a.reps},
                             {"warmup", a.warmup},
                             {"seed", a.seed},
-                            {"simulated_time", mpi_is_simulated()}};
+                            {"simulated_time", mpi::simulated()}};
   const std::string costs_path = a.out + "/costs.txt";
   if (a.mode == "dense") {
     const PingPongResult r = measure_pingpong(world, o);
@@ -128,7 +128,7 @@ int run(const Args& a, const mpi::Communicator& world) {
         "measure: {} ranks on {} node(s), {} mode, metric {}: {}/costs.txt, "
         "{}/placement.txt, {}/summary.json ({:.3g} s{})\n",
         world.size(), layout.nodes, a.mode, metric_name(metric), a.out, a.out, a.out,
-        summary["seconds"].get<double>(), mpi_is_simulated() ? " simulated" : "");
+        summary["seconds"].get<double>(), mpi::simulated() ? " simulated" : "");
   }
   world.barrier();
   return 0;

@@ -6,10 +6,11 @@
 // Every function is collective over comm, takes MPI's arguments (any
 // root, MPI_IN_PLACE where MPI allows it, count 0, derived datatypes,
 // predefined and user-defined operations) and throws mpi::MpiError when an
-// MPI call fails. comm must be private to the caller: the point-to-point
-// messages use a fixed tag. Reductions combine in rank order, so
-// non-commutative operations are correct, except ring and Rabenseifner,
-// which run the native call for non-commutative operations.
+// MPI call fails, std::invalid_argument for an algorithm that does not
+// apply to the collective. comm must be private to the caller: the
+// point-to-point messages use a fixed tag. Reductions combine in rank
+// order, so non-commutative operations are correct, except ring and
+// Rabenseifner, which run the native call for non-commutative operations.
 #ifndef RANKSHAPE_LIB_COLL_ALGORITHMS_H_
 #define RANKSHAPE_LIB_COLL_ALGORITHMS_H_
 
@@ -37,7 +38,10 @@ std::string_view algorithm_name(Algorithm a);
 std::optional<Algorithm> algorithm_named(std::string_view name);
 
 /// kNative, kBinomial, kScatterAllgather, kChain. segment_bytes: the
-/// chain's segment size (0: a default of 64 KiB).
+/// chain's segment size (0: a default of 64 KiB), rounded down to whole
+/// elements, at least one. kScatterAllgather and kChain split the buffer
+/// into whole elements, so every rank must pass the same count and type
+/// (MPI asks only for the same type signature).
 void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                  std::int64_t segment_bytes = 0);
 /// kNative, kBinomial. send may be MPI_IN_PLACE at the root.

@@ -227,7 +227,7 @@ int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op
     void* acc = is_root ? recv : scratch.get();
     copy(mine, acc, count, type);
     int holder = top_of(h, root);
-    if (config.segment_bytes > 0 && h.depth() > 0) {
+    if (config.segment_bytes > 0 && h.depth() > 0 && can_pipeline(op)) {
       pipelined_reduce(acc, count, type, op, h, config.segment_bytes);
       holder = first_top_member(h);
     } else {
@@ -254,7 +254,7 @@ int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op
               const Hierarchy& h, const Config& config) {
   return guarded([&] {
     if (send != MPI_IN_PLACE) copy(send, recv, count, type);
-    if (config.segment_bytes > 0 && h.depth() > 0) {
+    if (config.segment_bytes > 0 && h.depth() > 0 && can_pipeline(op)) {
       pipelined_allreduce(recv, count, type, op, h, config.segment_bytes);
       return;
     }

@@ -1,8 +1,10 @@
 #include "lib/coll/pipeline.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
+#include "lib/mpi/communicator.h"
 #include "lib/mpi/error.h"
 
 namespace rankshape::coll {
@@ -81,16 +83,23 @@ void run(const std::vector<Stage>& stages, const Segments& seg, MPI_Datatype typ
                   "MPI_Iallreduce");
             break;
         }
+        ++next_segment[static_cast<std::size_t>(k)];
+        posted = true;
+        if (request == MPI_REQUEST_NULL) {
+          // Finished at once (SMPI does that on one-rank communicators).
+          if (++next_stage[static_cast<std::size_t>(s)] == k_count) ++done;
+          continue;
+        }
         active.push_back(request);
         owner.push_back(s);
         busy[static_cast<std::size_t>(s)] = 1;
-        ++next_segment[static_cast<std::size_t>(k)];
-        posted = true;
       }
     }
+    if (active.empty()) continue;
     int index = MPI_UNDEFINED;
     check(MPI_Waitany(static_cast<int>(active.size()), active.data(), &index, MPI_STATUS_IGNORE),
           "MPI_Waitany");
+    if (index == MPI_UNDEFINED) throw std::logic_error("pipeline: MPI_Waitany found no request");
     const int s = owner[static_cast<std::size_t>(index)];
     active.erase(active.begin() + index);
     owner.erase(owner.begin() + index);
@@ -137,6 +146,17 @@ void add_up(std::vector<Stage>& stages, const Hierarchy& h, bool allreduce_top) 
 }
 
 }  // namespace
+
+bool can_pipeline(MPI_Op op) {
+  static const MPI_Op predefined[] = {MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD, MPI_LAND,
+                                      MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR, MPI_BXOR,
+                                      MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+  for (MPI_Op p : predefined) {
+    if (op == p) return true;
+  }
+  static const bool simulated = mpi::simulated();
+  return !simulated;
+}
 
 void pipelined_bcast(void* buffer, int count, MPI_Datatype type, int top_root, const Hierarchy& h,
                      std::int64_t segment_bytes) {

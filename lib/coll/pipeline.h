@@ -16,6 +16,10 @@
 
 namespace rankshape::coll {
 
+/// False for user-defined operations under SMPI, whose non-blocking
+/// reductions get them wrong (SimGrid 3.32): those run unpipelined.
+bool can_pipeline(MPI_Op op);
+
 /// root's data must already be at its top-level representative.
 void pipelined_bcast(void* buffer, int count, MPI_Datatype type, int top_root, const Hierarchy& h,
                      std::int64_t segment_bytes);

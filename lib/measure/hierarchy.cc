@@ -76,7 +76,7 @@ int largest_node(const JobLayout& layout) {
 JobLayout gather_layout(const mpi::Communicator& comm) {
   const int p = comm.size();
   const mpi::Communicator node = comm.split_by_node();
-  const bool simulated = mpi_is_simulated();
+  const bool simulated = mpi::simulated();
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
   mpi::check(MPI_Get_processor_name(name, &length), "MPI_Get_processor_name");

@@ -10,14 +10,6 @@
 
 namespace rankshape {
 
-bool mpi_is_simulated() {
-  char version[MPI_MAX_LIBRARY_VERSION_STRING];
-  int length = 0;
-  if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return false;
-  const std::string v(version, length);
-  return v.find("SMPI") != std::string::npos || v.find("SimGrid") != std::string::npos;
-}
-
 Metric parse_metric(const std::string& name) {
   if (name == "latency") return Metric::kStartup;
   if (name == "inverse-bandwidth") return Metric::kInverseBandwidth;
@@ -59,7 +51,7 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
   const int me = comm.rank();
   const std::size_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
   std::vector<char> buffer(std::max<std::size_t>(largest, 1), 0);
-  StallGuard guard(me, mpi_is_simulated() ? 0 : o.stall_seconds);
+  StallGuard guard(me, mpi::simulated() ? 0 : o.stall_seconds);
 
   const double started = MPI_Wtime();
   std::vector<double> sizes_d(o.sizes.begin(), o.sizes.end());

@@ -85,9 +85,6 @@ std::vector<double> metric_matrix(const PingPongResult& result, Metric metric,
 /// differences) are clamped to 0.
 DenseCosts costs_from(const PingPongResult& result, Metric metric, double message_bytes);
 
-/// True when the MPI library is SimGrid's SMPI (simulated time, one process).
-bool mpi_is_simulated();
-
 }  // namespace rankshape
 
 #endif  // RANKSHAPE_LIB_MEASURE_PINGPONG_H_

@@ -100,4 +100,12 @@ std::string Communicator::processor_name() {
   return std::string(name, length);
 }
 
+bool simulated() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return false;
+  const std::string v(version, static_cast<std::size_t>(length));
+  return v.find("SMPI") != std::string::npos || v.find("SimGrid") != std::string::npos;
+}
+
 }  // namespace rankshape::mpi

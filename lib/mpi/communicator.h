@@ -61,6 +61,10 @@ class Communicator {
   int size_ = 0;
 };
 
+/// True under SimGrid's SMPI (simulated time; some calls missing or
+/// defective there).
+bool simulated();
+
 }  // namespace rankshape::mpi
 
 #endif  // RANKSHAPE_LIB_MPI_COMMUNICATOR_H_

@@ -204,7 +204,7 @@ TEST(RelabelCommTest, MismatchedArgumentsAcrossRanksAreReportedNotDeadlocked) {
 TEST(RelabelCommTest, InterCommunicatorsAreRefused) {
   const int p = world_size();
   if (p < 2) GTEST_SKIP() << "an inter-communicator needs two groups";
-  if (mpi_is_simulated()) GTEST_SKIP() << "SMPI has no MPI_Intercomm_create";
+  if (mpi::simulated()) GTEST_SKIP() << "SMPI has no MPI_Intercomm_create";
   const int me = world_rank();
   MPI_Comm half = MPI_COMM_NULL, inter = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half);
