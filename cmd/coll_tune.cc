@@ -51,22 +51,11 @@ std::vector<std::int64_t> default_sizes() {
 // Group tables: nodes, or blocks:N / dealt:N (emulating nodes).
 std::vector<std::vector<int>> groups_of(const std::string& spec, MPI_Comm comm, int p) {
   if (spec == "nodes") return Hierarchy::node_groups(comm);
-  const std::size_t colon = spec.find(':');
-  const std::string kind = spec.substr(0, colon);
-  int n = 0;
   try {
-    std::size_t used = 0;
-    n = colon == std::string::npos ? 0 : std::stoi(spec.substr(colon + 1), &used);
-    if (colon + 1 + used != spec.size()) n = 0;
-  } catch (const std::exception&) {
-    n = 0;
+    return Hierarchy::pretend_groups(spec, p);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--groups ") + e.what() + " (or nodes)");
   }
-  if ((kind != "blocks" && kind != "dealt") || n < 1) {
-    throw std::invalid_argument("--groups '" + spec + "': expected nodes, blocks:N or dealt:N");
-  }
-  std::vector<int> g(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) g[static_cast<std::size_t>(r)] = kind == "blocks" ? r / n : r % n;
-  return {g};
 }
 
 struct Measured {

@@ -1,6 +1,5 @@
 #include "lib/coll/dispatch.h"
 
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -58,25 +57,6 @@ const Settings& settings() {
     return out;
   }();
   return s;
-}
-
-// Node tables from RANKSHAPE_COLL_GROUPS (blocks:N or dealt:N).
-std::vector<std::vector<int>> pretend_groups(const std::string& spec, int p) {
-  const std::size_t colon = spec.find(':');
-  const std::string kind = spec.substr(0, colon);
-  int n = 0;
-  const char* first = spec.data() + (colon == std::string::npos ? spec.size() : colon + 1);
-  const char* last = spec.data() + spec.size();
-  const auto [ptr, ec] = std::from_chars(first, last, n);
-  if (colon == std::string::npos || (kind != "blocks" && kind != "dealt") || ec != std::errc() ||
-      ptr != last || n < 1) {
-    throw std::invalid_argument("RANKSHAPE_COLL_GROUPS='" + spec +
-                                "': expected blocks:N or dealt:N with N >= 1");
-  }
-  std::vector<int> groups(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r)
-    groups[static_cast<std::size_t>(r)] = kind == "blocks" ? r / n : r % n;
-  return {groups};
 }
 
 struct Key {
@@ -175,7 +155,13 @@ std::unique_ptr<Context> build(MPI_Comm comm, std::vector<std::vector<int>> grou
   const Settings& s = settings();
   int p = 0;
   mpi::check(MPI_Comm_size(comm, &p), "MPI_Comm_size");
-  if (groups.empty() && !s.groups.empty()) groups = pretend_groups(s.groups, p);
+  if (groups.empty() && !s.groups.empty()) {
+    try {
+      groups = Hierarchy::pretend_groups(s.groups, p);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("RANKSHAPE_COLL_GROUPS=") + e.what());
+    }
+  }
   if (groups.empty()) groups = Hierarchy::node_groups(comm);
   Hierarchy h(comm, std::move(groups));
   if (!h.useful()) return context;

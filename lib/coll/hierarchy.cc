@@ -1,6 +1,7 @@
 #include "lib/coll/hierarchy.h"
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -40,6 +41,24 @@ std::vector<std::vector<int>> Hierarchy::node_groups(MPI_Comm comm) {
   mpi::check(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, node.get()),
              "MPI_Allreduce");
   return {c.allgather(lowest)};
+}
+
+std::vector<std::vector<int>> Hierarchy::pretend_groups(const std::string& spec, int size) {
+  const std::size_t colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  int n = 0;
+  const char* first = spec.data() + (colon == std::string::npos ? spec.size() : colon + 1);
+  const char* last = spec.data() + spec.size();
+  const auto [ptr, ec] = std::from_chars(first, last, n);
+  if (colon == std::string::npos || (kind != "blocks" && kind != "dealt") || ec != std::errc() ||
+      ptr != last || n < 1) {
+    throw std::invalid_argument("'" + spec + "': expected blocks:N or dealt:N with N >= 1");
+  }
+  std::vector<int> groups(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    groups[static_cast<std::size_t>(r)] = kind == "blocks" ? r / n : r % n;
+  }
+  return {groups};
 }
 
 Hierarchy::Hierarchy(MPI_Comm comm, std::vector<std::vector<int>> groups)

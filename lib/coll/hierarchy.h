@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "lib/mpi/communicator.h"
@@ -34,6 +35,10 @@ class Hierarchy {
 
   /// Group tables of nodes from MPI_Comm_split_type (collective).
   static std::vector<std::vector<int>> node_groups(MPI_Comm comm);
+  /// Pretended nodes of `size` ranks, for tests and emulation:
+  /// "blocks:N" (N consecutive ranks per node) or "dealt:N" (ranks dealt
+  /// round-robin over N nodes). Throws std::invalid_argument naming spec.
+  static std::vector<std::vector<int>> pretend_groups(const std::string& spec, int size);
 
   /// A private duplicate of the communicator given (same ranks), for the
   /// point-to-point messages of the collectives: they never match the
