@@ -34,9 +34,12 @@ case $launcher in
     platform=${RANKSHAPE_SMPI_PLATFORM:-data/platforms/ci-cluster.xml}
     # SMPI's default collectives are linear and slow to simulate beyond a
     # few dozen ranks; MPICH's selection is used, except that SimGrid 3.32
-    # picks pairwise alltoall(v) algorithms that refuse non-powers of two.
+    # picks pairwise alltoall(v) algorithms that refuse non-powers of two,
+    # and its two-level reduce crashes on sub-communicators whose ranks
+    # span hosts out of order.
     cmd=(smpirun -np "$np" -platform "$platform" --cfg=smpi/host-speed:1Gf
          --cfg=smpi/coll-selector:mpich --cfg=smpi/alltoall:basic_linear --cfg=smpi/alltoallv:bruck
+         --cfg=smpi/reduce:binomial
          --log=root.thresh:warning --log=smpi_config.thresh:warning "$binary" "$@")
     ;;
   *)

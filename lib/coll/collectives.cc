@@ -41,12 +41,14 @@ MPI_Aint extent_of(MPI_Datatype type) {
   return extent;
 }
 
-// Bytes that MPI_Pack needs for count elements of type (the data size in a
-// homogeneous job; SMPI asks for the extent, so use MPI's own answer).
+// A block's bytes: the type signature's size, which MPI requires to be
+// the same on sender and receiver even when their datatypes differ.
+// (MPI_Pack_size may be larger, and is under SMPI: count x extent, which
+// differs between, say, a vector type and the ints it matches.)
 std::int64_t packed_size(int count, MPI_Datatype type) {
   int size = 0;
-  check(MPI_Pack_size(count, type, MPI_COMM_SELF, &size), "MPI_Pack_size");
-  return size;
+  check(MPI_Type_size(type, &size), "MPI_Type_size");
+  return static_cast<std::int64_t>(count) * size;
 }
 
 int as_int(std::int64_t n) {
@@ -54,18 +56,21 @@ int as_int(std::int64_t n) {
   return static_cast<int>(n);
 }
 
-void pack(const void* in, int count, MPI_Datatype type, char* out, std::int64_t bytes,
-          MPI_Comm comm) {
-  int position = 0;
-  if (count > 0) check(MPI_Pack(in, count, type, out, as_int(bytes), &position, comm), "MPI_Pack");
+// Typed data to and from its bytes, through a message to self received as
+// (sent from) bytes: exactly packed_size() bytes on every MPI library,
+// where MPI_Pack may add SMPI's gaps.
+void pack(const void* in, int count, MPI_Datatype type, char* out, std::int64_t bytes, MPI_Comm) {
+  if (count == 0) return;
+  check(MPI_Sendrecv(in, count, type, 0, 0, out, as_int(bytes), MPI_BYTE, 0, 0, MPI_COMM_SELF,
+                     MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
 }
 
-void unpack(const char* in, std::int64_t bytes, void* out, int count, MPI_Datatype type,
-            MPI_Comm comm) {
-  int position = 0;
-  if (count > 0) {
-    check(MPI_Unpack(in, as_int(bytes), &position, out, count, type, comm), "MPI_Unpack");
-  }
+void unpack(const char* in, std::int64_t bytes, void* out, int count, MPI_Datatype type, MPI_Comm) {
+  if (count == 0) return;
+  check(MPI_Sendrecv(in, as_int(bytes), MPI_BYTE, 0, 0, out, count, type, 0, 0, MPI_COMM_SELF,
+                     MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
 }
 
 // Copies count elements between two buffers of the same type.
@@ -204,7 +209,7 @@ int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy&
         check(MPI_Recv(buffer, count, type, holder, 0, h.comm(), MPI_STATUS_IGNORE), "MPI_Recv");
       }
     }
-    if (config.segment_bytes > 0 && h.depth() > 0) {
+    if (config.segment_bytes > 0 && h.depth() > 0 && can_pipeline()) {
       pipelined_bcast(buffer, count, type, top_of(h, root), h, config.segment_bytes);
       return;
     }
@@ -227,7 +232,7 @@ int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op
     void* acc = is_root ? recv : scratch.get();
     copy(mine, acc, count, type);
     int holder = top_of(h, root);
-    if (config.segment_bytes > 0 && h.depth() > 0 && can_pipeline(op)) {
+    if (config.segment_bytes > 0 && h.depth() > 0 && can_pipeline()) {
       pipelined_reduce(acc, count, type, op, h, config.segment_bytes);
       holder = first_top_member(h);
     } else {
@@ -254,7 +259,7 @@ int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op
               const Hierarchy& h, const Config& config) {
   return guarded([&] {
     if (send != MPI_IN_PLACE) copy(send, recv, count, type);
-    if (config.segment_bytes > 0 && h.depth() > 0 && can_pipeline(op)) {
+    if (config.segment_bytes > 0 && h.depth() > 0 && can_pipeline()) {
       pipelined_allreduce(recv, count, type, op, h, config.segment_bytes);
       return;
     }

@@ -205,9 +205,11 @@ bool commutative(MPI_Op op) {
   return yes != 0;
 }
 
+// 0 for a bad type: the native call, which this size then picks, reports
+// it.
 std::int64_t bytes_of(int count, MPI_Datatype type) {
   int size = 0;
-  mpi::check(MPI_Type_size(type, &size), "MPI_Type_size");
+  if (MPI_Type_size(type, &size) != MPI_SUCCESS) return 0;
   return static_cast<std::int64_t>(count) * size;
 }
 
@@ -245,26 +247,34 @@ const Hierarchy* decide(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op 
 }
 
 // Runs a dispatched call: native (PMPI) inside another dispatched call, for
-// inter-communicators and when the choice says so; errors become codes.
+// inter-communicators, for a root out of range (MPI reports it) and when the
+// choice says so. The native call reports its own errors through comm's
+// error handler; rankshape's own errors go there too, once, as codes.
 template <typename Native, typename Hierarchical>
 int run(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op op, Native native,
-        Hierarchical hierarchical) {
+        Hierarchical hierarchical, int root = 0) {
   if (inside) return native();
   Inside guard;
   last = kNative;
+  int code = MPI_SUCCESS;
   try {
+    int size = 0;
+    mpi::check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    if (root < 0 || root >= size) return native();
     const Config* config = nullptr;
     const Hierarchy* h = decide(comm, c, bytes, op, &config);
-    return h ? hierarchical(*h, *config) : native();
+    if (!h) return native();
+    code = hierarchical(*h, *config);
   } catch (const mpi::MpiError& e) {
-    return e.code();
+    code = e.code();
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "rankshape: %s\n", e.what());
-    return MPI_ERR_ARG;
+    code = MPI_ERR_ARG;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rankshape: %s\n", e.what());
-    return MPI_ERR_OTHER;
+    code = MPI_ERR_OTHER;
   }
+  return code == MPI_SUCCESS ? code : mpi::call_error_handler(comm, code);
 }
 
 }  // namespace
@@ -275,7 +285,8 @@ int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
       [&] { return PMPI_Bcast(buffer, count, type, root, comm); },
       [&](const Hierarchy& h, const Config& c) {
         return coll::bcast(buffer, count, type, root, h, c);
-      });
+      },
+      root);
 }
 
 int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,
@@ -285,7 +296,8 @@ int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op
       [&] { return PMPI_Reduce(send, recv, count, type, op, root, comm); },
       [&](const Hierarchy& h, const Config& c) {
         return coll::reduce(send, recv, count, type, op, root, h, c);
-      });
+      },
+      root);
 }
 
 int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
@@ -311,7 +323,8 @@ int gather(const void* send, int send_count, MPI_Datatype send_type, void* recv,
       },
       [&](const Hierarchy& h, const Config&) {
         return coll::gather(send, send_count, send_type, recv, recv_count, recv_type, root, h);
-      });
+      },
+      root);
 }
 
 int scatter(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
@@ -327,7 +340,8 @@ int scatter(const void* send, int send_count, MPI_Datatype send_type, void* recv
       },
       [&](const Hierarchy& h, const Config&) {
         return coll::scatter(send, send_count, send_type, recv, recv_count, recv_type, root, h);
-      });
+      },
+      root);
 }
 
 int allgather(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,

@@ -1,5 +1,7 @@
 #include "lib/mpi/communicator.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -106,6 +108,26 @@ bool simulated() {
   if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return false;
   const std::string v(version, static_cast<std::size_t>(length));
   return v.find("SMPI") != std::string::npos || v.find("SimGrid") != std::string::npos;
+}
+
+int call_error_handler(MPI_Comm comm, int code) {
+  if (simulated()) {
+    MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+    if (PMPI_Comm_get_errhandler(comm, &handler) == MPI_SUCCESS) {
+      const bool returns = handler == MPI_ERRORS_RETURN;
+      const bool fatal = handler == MPI_ERRORS_ARE_FATAL;
+      PMPI_Errhandler_free(&handler);
+      if (returns) return code;
+      if (fatal) {
+        // SMPI's MPI_Abort ends the simulation with status 0.
+        std::fprintf(stderr, "MPI error %d on a communicator whose errors are fatal: aborting\n",
+                     code);
+        std::abort();
+      }
+    }
+  }
+  PMPI_Comm_call_errhandler(comm, code);
+  return code;
 }
 
 }  // namespace rankshape::mpi

@@ -65,6 +65,12 @@ class Communicator {
 /// defective there).
 bool simulated();
 
+/// Reports code through comm's error handler, as an MPI call would
+/// (MPI_ERRORS_ARE_FATAL aborts), and returns it. SMPI 3.32's
+/// MPI_Comm_call_errhandler crashes on the predefined handlers, so there
+/// MPI_ERRORS_RETURN is skipped and MPI_ERRORS_ARE_FATAL is MPI_Abort.
+int call_error_handler(MPI_Comm comm, int code);
+
 }  // namespace rankshape::mpi
 
 #endif  // RANKSHAPE_LIB_MPI_COMMUNICATOR_H_
