@@ -116,7 +116,7 @@ int run(const Args& a) {
                   ? time_collective(MPI_COMM_WORLD, a.warmup, a.reps,
                                     [&] { work.run_hierarchical(h, m.config); })
                   : time_collective(MPI_COMM_WORLD, a.warmup, a.reps, [&] { work.run_native(); });
-          report << fmt::format("{},{},{},{:.9g},{:.9g}\n", collective_name(c), bytes,
+          report << fmt::format("{},{},\"{}\",{:.9g},{:.9g}\n", collective_name(c), bytes,
                                 m.config.describe(), m.predicted, m.seconds);
         }
         const auto best = std::min_element(
