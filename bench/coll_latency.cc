@@ -1,0 +1,255 @@
+// coll_latency: an OSU-style latency table of the collectives, the MPI
+// library's own (native) and rankshape's dispatched choice side by side in
+// one run:
+//   mpirun -np P coll_latency --out latency.csv [--modes native,rankshape]
+//          [--label tuned] [--collectives ...] [--sizes ...]
+// For every collective and size (4 B to 16 MiB in x4 steps by default) and
+// every mode, the call runs `warmup` times untimed and then `reps` times,
+// each repetition started together after a barrier; the time kept is the
+// median over repetitions of the slowest rank (workload.h). Repetitions
+// shrink with the size, as in the OSU benchmarks, so that every size costs
+// about the same: --reps up to 8 KiB, then inversely proportional to the
+// size, never below --min-reps. E.g. --reps 100: 100 at 8 KiB, 12 at
+// 64 KiB, 5 (the minimum) at 1 MiB and beyond.
+//
+// The same binary gives every baseline: run it under Open MPI's defaults
+// with --label tuned, and again with `--mca coll_han_priority 100` and
+// --label han, and the native column of the second run is HAN's.
+// The rankshape mode follows RANKSHAPE_COLL, RANKSHAPE_COLL_TABLE and
+// RANKSHAPE_COLL_GROUPS (dispatch.h); --rack-nodes gives it racks as well.
+//
+// Output (rank 0, written atomically at the end): CSV rows
+//   collective,bytes,mode,label,seconds,choice
+// bytes as coll_tune counts them (message, or block per rank); barrier has
+// one row with bytes 0; choice is dispatch::last_choice() for rankshape
+// (quoted: it may hold commas) and empty for native.
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lib/coll/config.h"
+#include "lib/coll/dispatch.h"
+#include "lib/coll/hierarchy.h"
+#include "lib/coll/workload.h"
+#include "lib/io/atomic_file.h"
+
+namespace {
+
+using namespace rankshape;
+using namespace rankshape::coll;
+
+struct Args {
+  std::string out, label = "tuned";
+  std::vector<std::string> collectives = {
+      "bcast",    "reduce", "allreduce", "gather", "scatter", "allgather", "reduce_scatter_block",
+      "alltoall", "barrier"};
+  std::vector<std::string> modes = {"native", "rankshape"};
+  std::vector<std::int64_t> sizes;
+  int reps = 100, min_reps = 5, warmup = 10, rack_nodes = 0;
+  double max_buffer_mib = 256;
+};
+
+std::vector<std::int64_t> default_sizes() {
+  std::vector<std::int64_t> s;
+  for (std::int64_t b = 4; b <= (16 << 20); b *= 4) s.push_back(b);
+  return s;
+}
+
+constexpr std::int64_t kSmall = 8 << 10;
+
+/// Timed repetitions for messages of `bytes`: the same on every rank (it
+/// depends on arguments only).
+int reps_for(const Args& a, std::int64_t bytes) {
+  if (bytes <= kSmall) return a.reps;
+  const std::int64_t scaled = static_cast<std::int64_t>(a.reps) * kSmall / bytes;
+  return static_cast<int>(std::max<std::int64_t>(a.min_reps, scaled));
+}
+
+/// Untimed repetitions: a tenth of the timed ones, at least one (the first
+/// dispatched call of a size decides its configuration).
+int warmup_for(const Args& a, std::int64_t bytes) {
+  if (a.warmup == 0) return 0;
+  return std::max(1, std::min(a.warmup, reps_for(a, bytes) / 10));
+}
+
+/// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+/// Node tables (finest first) with racks of `rack_nodes` nodes, the nodes
+/// numbered by their lowest rank: {nodes, racks}.
+std::vector<std::vector<int>> nodes_and_racks(MPI_Comm comm, int rack_nodes) {
+  std::vector<std::vector<int>> groups = Hierarchy::node_groups(comm);
+  const std::vector<int>& node = groups.front();
+  std::map<int, int> index;  // node id -> index by first rank
+  for (int id : node) index.try_emplace(id, static_cast<int>(index.size()));
+  std::vector<int> rack(node.size());
+  for (std::size_t r = 0; r < node.size(); ++r) rack[r] = index.at(node[r]) / rack_nodes;
+  groups.push_back(std::move(rack));
+  return groups;
+}
+
+int run(const Args& a) {
+  int rank = 0, p = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  std::vector<Collective> which;
+  for (const std::string& name : a.collectives) {
+    const auto c = collective_named(name);
+    if (!c) throw std::invalid_argument("--collectives: unknown collective '" + name + "'");
+    which.push_back(*c);
+  }
+  bool native = false, rankshape = false;
+  for (const std::string& m : a.modes) {
+    if (m == "native") {
+      native = true;
+    } else if (m == "rankshape") {
+      rankshape = true;
+    } else {
+      throw std::invalid_argument("--modes: unknown mode '" + m + "' (native, rankshape)");
+    }
+  }
+  if (a.label.find_first_of(",\"\n") != std::string::npos) {
+    throw std::invalid_argument("--label: no commas, quotes or line breaks");
+  }
+  // The dispatcher's context (hierarchy, table or calibration) is built by
+  // its first call: here, untimed.
+  if (rankshape) {
+    if (a.rack_nodes > 0) {
+      dispatch::set_groups(MPI_COMM_WORLD, nodes_and_racks(MPI_COMM_WORLD, a.rack_nodes));
+    }
+    if (dispatch::barrier(MPI_COMM_WORLD) != MPI_SUCCESS) {
+      throw std::runtime_error("the first dispatched call failed (see rankshape's message)");
+    }
+  }
+  std::ostringstream csv;
+  csv << "collective,bytes,mode,label,seconds,choice\n";
+  if (rank == 0) {
+    std::cout << fmt::format("# coll_latency: {} ranks, label {}\n", p, a.label);
+    std::cout << fmt::format("{:<21} {:>9} {:>5} {:>12} {:>12}  {}\n", "collective", "bytes",
+                             "reps", native ? "native_us" : "", rankshape ? "rankshape_us" : "",
+                             rankshape ? "choice" : "");
+  }
+  int skipped = 0;
+  for (Collective c : which) {
+    for (std::int64_t bytes : a.sizes) {
+      const bool barrier = c == Collective::kBarrier;
+      if (barrier && bytes != a.sizes.front()) continue;
+      if (Workload::footprint(c, bytes, p) > a.max_buffer_mib * (1 << 20)) {
+        ++skipped;
+        continue;
+      }
+      const std::int64_t key = barrier ? 0 : bytes;
+      const int reps = reps_for(a, key), warmup = warmup_for(a, key);
+      Workload work(c, bytes, MPI_COMM_WORLD);
+      double native_s = -1, rankshape_s = -1;
+      std::string choice;
+      if (native) {
+        native_s = time_collective(MPI_COMM_WORLD, warmup, reps, [&] { work.run_native(); });
+        csv << fmt::format("{},{},native,{},{:.9g},\n", collective_name(c), key, a.label, native_s);
+      }
+      if (rankshape) {
+        rankshape_s = time_collective(MPI_COMM_WORLD, warmup, reps, [&] { work.run_dispatched(); });
+        choice = dispatch::last_choice();
+        csv << fmt::format("{},{},rankshape,{},{:.9g},{}\n", collective_name(c), key, a.label,
+                           rankshape_s, csv_field(choice));
+      }
+      if (rank == 0) {
+        const auto us = [](double s) {
+          return s < 0 ? std::string() : fmt::format("{:.2f}", s * 1e6);
+        };
+        std::cout << fmt::format("{:<21} {:>9} {:>5} {:>12} {:>12}  {}\n", collective_name(c), key,
+                                 reps, us(native_s), us(rankshape_s), choice)
+                  << std::flush;
+      }
+    }
+  }
+  if (rank == 0) {
+    if (skipped > 0) {
+      std::cout << fmt::format(
+          "# {} (collective, size) pairs skipped: buffers over {} MiB per rank\n", skipped,
+          a.max_buffer_mib);
+    }
+    const std::string text = csv.str();
+    write_file_atomically(a.out, [&](std::ostream& out) { out << text; });
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  CLI::App app(
+      "OSU-style latency of the collectives: the MPI library's own and rankshape's dispatched "
+      "choice, per collective and message size.",
+      "coll_latency");
+  Args a;
+  a.sizes = default_sizes();
+  app.add_option("--out", a.out, "CSV to write (rank 0)")->required();
+  app.add_option("--label", a.label, "the label column (e.g. tuned, han)")->capture_default_str();
+  app.add_option("--modes", a.modes, "native (PMPI_ call), rankshape (dispatch.h)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--collectives", a.collectives, "which collectives")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--sizes", a.sizes, "message (or block) sizes in bytes")
+      ->delimiter(',')
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("--reps", a.reps, "timed repetitions up to 8 KiB; fewer beyond")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--min-reps", a.min_reps, "timed repetitions at least")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--warmup", a.warmup, "untimed repetitions at most (a tenth of the timed ones)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("--max-buffer-mib", a.max_buffer_mib,
+                 "skip sizes whose buffers need more per rank")
+      ->capture_default_str();
+  app.add_option("--rack-nodes", a.rack_nodes,
+                 "rankshape mode: a second level of racks of this many consecutive nodes "
+                 "(0: nodes only, or RANKSHAPE_COLL_GROUPS)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  int status = 0;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    status = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 2);
+    MPI_Finalize();
+    return status == 0 ? 0 : 2;
+  }
+  try {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    status = run(a);
+  } catch (const std::exception& e) {
+    // Arguments are the same everywhere, so every rank fails alike; one
+    // speaks.
+    if (rank == 0) std::cerr << "coll_latency: error: " << e.what() << "\n";
+    status = 1;
+  }
+  MPI_Finalize();
+  return status;
+}
