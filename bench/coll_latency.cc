@@ -30,7 +30,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
-#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -92,19 +91,6 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-/// Node tables (finest first) with racks of `rack_nodes` nodes, the nodes
-/// numbered by their lowest rank: {nodes, racks}.
-std::vector<std::vector<int>> nodes_and_racks(MPI_Comm comm, int rack_nodes) {
-  std::vector<std::vector<int>> groups = Hierarchy::node_groups(comm);
-  const std::vector<int>& node = groups.front();
-  std::map<int, int> index;  // node id -> index by first rank
-  for (int id : node) index.try_emplace(id, static_cast<int>(index.size()));
-  std::vector<int> rack(node.size());
-  for (std::size_t r = 0; r < node.size(); ++r) rack[r] = index.at(node[r]) / rack_nodes;
-  groups.push_back(std::move(rack));
-  return groups;
-}
-
 int run(const Args& a) {
   int rank = 0, p = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -132,7 +118,9 @@ int run(const Args& a) {
   // its first call: here, untimed.
   if (rankshape) {
     if (a.rack_nodes > 0) {
-      dispatch::set_groups(MPI_COMM_WORLD, nodes_and_racks(MPI_COMM_WORLD, a.rack_nodes));
+      dispatch::set_groups(
+          MPI_COMM_WORLD,
+          Hierarchy::with_coarser(Hierarchy::machine_groups(MPI_COMM_WORLD), a.rack_nodes));
     }
     if (dispatch::barrier(MPI_COMM_WORLD) != MPI_SUCCESS) {
       throw std::runtime_error("the first dispatched call failed (see rankshape's message)");

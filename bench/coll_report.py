@@ -11,9 +11,8 @@ per platform and collective.
 DIR holds latency*.csv (coll_latency --out) and report.csv (coll_tune
 --report). HEADER_MD is Markdown put before the tables.
 
-coll_tune's report is not quoted; a configuration may hold commas
-("hierarchical levels=binomial,native"), so its rows are read as the first
-two fields, the last two, and everything between.
+DIR may also hold report-NAME.csv for a variant column rankshape-NAME
+(e.g. coll_tune --rack-nodes for rankshape-racks): its predictions.
 """
 import csv
 import glob
@@ -31,15 +30,15 @@ def read_report(path):
     out = {}
     if not os.path.exists(path):
         return out
-    with open(path) as f:
-        next(f, None)
-        for line in f:
-            parts = line.rstrip("\n").split(",")
-            if len(parts) < 5:
+    with open(path, newline="") as f:
+        rows = csv.reader(f)
+        next(rows, None)
+        for r in rows:
+            if len(r) < 5:
                 continue
-            c, b = parts[0], int(parts[1])
-            config = ",".join(parts[2:-2])
-            out[(c, 0 if c == "barrier" else b, config)] = float(parts[-2])
+            # Reports before the configuration was quoted: commas inside it.
+            c, b, config = r[0], int(r[1]), ",".join(r[2:-2])
+            out[(c, 0 if c == "barrier" else b, config)] = float(r[-2])
     return out
 
 
@@ -79,72 +78,79 @@ def order(rows):
     return sorted(rows, key=lambda k: (names.index(k[0]) if k[0] in names else 99, k[1]))
 
 
+def new_summary():
+    return {"big": 0, "big_goal": 0, "all": 0, "worst": (0.0, None), "over": [], "pred": [],
+            "big_speedups": []}
+
+
+def add_to_summary(s, coll, size, speedup, ratio, pm):
+    if ratio is None:
+        return
+    what = f"{coll} {size_name(size)}"
+    if ratio > s["worst"][0]:
+        s["worst"] = (ratio, what)
+    s["all"] += 1
+    if ratio > GOAL_SLOWDOWN:
+        s["over"].append((ratio, what))
+    if size >= BIG and coll != "barrier":
+        s["big"] += 1
+        s["big_goal"] += speedup is not None and speedup >= GOAL_SPEEDUP
+        if speedup is not None:
+            s["big_speedups"].append(speedup)
+    if pm:
+        s["pred"].append(pm)
+
+
 def table(platform, directory, baselines, csv_rows):
-    """Markdown lines for one platform, and its summary numbers.
+    """Markdown lines for one platform, and a summary per rankshape column.
 
     baselines: the native columns, e.g. ["native"] or ["tuned", "han"];
     the first is the reference for the speedup, the best of all for the
-    ratio. Columns rankshape-* (variants, e.g. with racks) are shown after
-    rankshape's, with their speedup and choice; the summary is rankshape's."""
+    ratio. Columns rankshape-* (variants, e.g. with racks) follow
+    rankshape's, each with its speedup, ratio, choice and prediction (from
+    report-*.csv)."""
     rows = read_latency(directory)
-    predicted = read_report(os.path.join(directory, "report.csv"))
     variants = sorted({c for cols in rows.values() for c in cols if c.startswith("rankshape-")})
+    columns = ["rankshape"] + variants
+    predicted = {c: read_report(os.path.join(
+        directory, "report.csv" if c == "rankshape" else f"report-{c[len('rankshape-'):]}.csv"))
+        for c in columns}
+    tuned_sizes = {(k[0], k[1]) for p in predicted.values() for k in p}
     lines = []
-    summary = {"big": 0, "big_goal": 0, "all": 0, "worst": (0.0, None), "over": [], "pred": [],
-               "big_speedups": []}
+    summaries = {c: new_summary() for c in columns}
     by_coll = {}
     for key in order(rows):
         by_coll.setdefault(key[0], []).append(key)
     for coll, keys in by_coll.items():
         lines.append(f"\n#### {coll}\n")
-        head = ["size"] + [f"{b} us" for b in baselines] + ["rankshape us", "speedup"]
-        if len(baselines) > 1:
-            head.append("vs best")
-        head += ["chosen", "predicted us", "pred/meas"]
-        for v in variants:
-            head += [f"{v} us", f"{v} speedup", f"{v} chosen"]
+        head = ["size"] + [f"{b} us" for b in baselines]
+        for c in columns:
+            head += [f"{c} us", "speedup"] + (["vs best"] if len(baselines) > 1 else [])
+            head += ["chosen", "predicted us", "pred/meas"]
         lines.append("| " + " | ".join(head) + " |")
-        lines.append("|" + "|".join("---" if h.endswith("chosen") else "---:" for h in head) + "|")
+        lines.append("|" + "|".join("---" if h == "chosen" else "---:" for h in head) + "|")
         for key in keys:
             cols = rows[key]
             base = [cols.get(b, (None, ""))[0] for b in baselines]
-            rs, choice = cols.get("rankshape", (None, ""))
             ref = base[0]
             best = min((x for x in base if x is not None), default=None)
-            speedup = ref / rs if ref and rs else None
-            ratio = rs / best if best and rs else None
-            p = predicted.get((coll, key[1], choice)) if rs is not None else None
-            pm = p / rs if p is not None and rs else None
-            tuned = coll == "barrier" or any(k[0] == coll and k[1] == key[1] for k in predicted)
+            tuned = coll == "barrier" or (coll, key[1]) in tuned_sizes
             size = size_name(key[1]) if tuned else f"*{size_name(key[1])}*"
-            cells = [size] + [us(x) for x in base] + [us(rs), fmt(speedup)]
-            if len(baselines) > 1:
-                cells.append(fmt(ratio))
-            cells += [choice, us(p), fmt(pm)]
-            extra = []
-            for v in variants:
-                vs, vchoice = cols.get(v, (None, ""))
-                cells += [us(vs), fmt(ref / vs if ref and vs else None), vchoice]
-                extra += ["" if vs is None else f"{vs:.9g}", vchoice]
+            cells = [size] + [us(x) for x in base]
+            row = [platform, coll, key[1]] + [g9(x) for x in base]
+            for c in columns:
+                rs, choice = cols.get(c, (None, ""))
+                speedup = ref / rs if ref and rs else None
+                ratio = rs / best if best and rs else None
+                p = predicted[c].get((coll, key[1], choice)) if rs is not None else None
+                pm = p / rs if p is not None and rs else None
+                cells += [us(rs), fmt(speedup)] + ([fmt(ratio)] if len(baselines) > 1 else [])
+                cells += [choice, us(p), fmt(pm)]
+                row += [g9(rs), fmt(speedup, 4), fmt(ratio, 4), choice, g9(p)]
+                add_to_summary(summaries[c], coll, key[1], speedup, ratio, pm)
             lines.append("| " + " | ".join(cells) + " |")
-            csv_rows.append([platform, coll, key[1]] + [g9(x) for x in base]
-                            + [g9(rs), fmt(speedup, 4), fmt(ratio, 4), choice, g9(p)]
-                            + extra)
-            if rs is None or best is None:
-                continue
-            if ratio > summary["worst"][0]:
-                summary["worst"] = (ratio, f"{coll} {size_name(key[1])}")
-            summary["all"] += 1
-            if ratio > GOAL_SLOWDOWN:
-                summary["over"].append((ratio, f"{coll} {size_name(key[1])}"))
-            if key[1] >= BIG and coll != "barrier":
-                summary["big"] += 1
-                summary["big_goal"] += speedup is not None and speedup >= GOAL_SPEEDUP
-                if speedup is not None:
-                    summary["big_speedups"].append(speedup)
-            if pm:
-                summary["pred"].append(pm)
-    return lines, summary, variants
+            csv_rows.append(row)
+    return lines, summaries, variants
 
 
 def fmt(x, digits=2):
@@ -192,11 +198,14 @@ def main():
     csv_rows = []
     body, summaries, variants = [], [], set()
     for platform, directory in runs:
-        lines, s, v = table(platform, directory, baselines, csv_rows)
+        lines, per_column, v = table(platform, directory, baselines, csv_rows)
         variants.update(v)
         body.append(f"\n### {platform}\n")
         body.extend(lines)
-        summaries.append(summary_line(platform, s, baselines))
+        for column, s in per_column.items():
+            if s["all"]:
+                name = platform if column == "rankshape" else f"{platform}, {column}"
+                summaries.append(summary_line(name, s, baselines))
     best = summaries[0][1] if summaries else "native"
     md = [open(header).read().rstrip("\n"), "", "## Summary", "",
           f"Speedup = {baselines[0]} / rankshape; ratio = rankshape / {best} "
@@ -213,11 +222,12 @@ def main():
         f.write("\n".join(md) + "\n")
     with open(out_csv + ".tmp", "w", newline="") as f:
         w = csv.writer(f)
-        head = (["platform", "collective", "bytes"] + [f"{b}_s" for b in baselines]
-                + ["rankshape_s", "speedup", "ratio_vs_best", "choice", "predicted_s"]
-                + [f"{v}{suffix}" for v in sorted(variants) for suffix in ("_s", "_choice")])
+        head = ["platform", "collective", "bytes"] + [f"{b}_s" for b in baselines]
+        for c in ["rankshape"] + sorted(variants):
+            head += [f"{c}_s", f"{c}_speedup", f"{c}_ratio_vs_best", f"{c}_choice",
+                     f"{c}_predicted_s"]
         w.writerow(head)
-        # Platforms without the variants get empty cells (one variant at most).
+        # Platforms without a variant get empty cells.
         w.writerows(r + [""] * (len(head) - len(r)) for r in csv_rows)
     os.replace(out_md + ".tmp", out_md)
     os.replace(out_csv + ".tmp", out_csv)

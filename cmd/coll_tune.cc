@@ -39,6 +39,7 @@ struct Args {
   std::vector<std::int64_t> sizes;
   int reps = 10, warmup = 2, candidates = 3;
   double max_buffer_mib = 256;
+  int rack_nodes = 0;
   bool merge = false;
 };
 
@@ -50,7 +51,7 @@ std::vector<std::int64_t> default_sizes() {
 
 // Group tables: nodes, or blocks:N / dealt:N (emulating nodes).
 std::vector<std::vector<int>> groups_of(const std::string& spec, MPI_Comm comm, int p) {
-  if (spec == "nodes") return Hierarchy::node_groups(comm);
+  if (spec == "nodes") return Hierarchy::machine_groups(comm);
   try {
     return Hierarchy::pretend_groups(spec, p);
   } catch (const std::invalid_argument& e) {
@@ -72,7 +73,9 @@ int run(const Args& a) {
     if (!c) throw std::invalid_argument("--collectives: unknown collective '" + name + "'");
     which.push_back(*c);
   }
-  const Hierarchy h(MPI_COMM_WORLD, groups_of(a.groups, MPI_COMM_WORLD, p));
+  auto groups = groups_of(a.groups, MPI_COMM_WORLD, p);
+  if (a.rack_nodes > 0) groups = Hierarchy::with_coarser(std::move(groups), a.rack_nodes);
+  const Hierarchy h(MPI_COMM_WORLD, std::move(groups));
   TuningTable fresh;
   const std::vector<int> sizes = level_sizes(h);
   std::ostringstream report;
@@ -86,10 +89,12 @@ int run(const Args& a) {
     const Model model = calibrate(h);
     fresh.models.push_back(model);
     if (rank == 0) {
-      std::cout << fmt::format("# {} ranks, levels {}; alpha (us) / beta (ns/B) per level:", p,
-                               fmt::join(sizes, "x"));
+      std::cout << fmt::format(
+          "# {} ranks, levels {}; alpha (us) / beta (ns/B) / loaded beta per level:", p,
+          fmt::join(sizes, "x"));
       for (const LinkCost& l : model.links) {
-        std::cout << fmt::format(" {:.2f}/{:.3f}", l.alpha * 1e6, l.beta * 1e9);
+        std::cout << fmt::format(" {:.2f}/{:.3f}/{:.3f}", l.alpha * 1e6, l.beta * 1e9,
+                                 l.loaded() * 1e9);
       }
       std::cout << fmt::format("; gamma {:.3f} ns/B\n", model.gamma * 1e9);
       std::cout << fmt::format("{:<21} {:>9} {:>11} {:>11} {:>11} {:>7}  {}\n", "collective",
@@ -101,7 +106,7 @@ int run(const Args& a) {
         if (Workload::footprint(c, bytes, p) > a.max_buffer_mib * (1 << 20)) continue;
         // The model's ranking picks what to measure.
         std::vector<Measured> tried;
-        for (const Config& config : candidates(c, h.depth(), bytes)) {
+        for (const Config& config : candidates(c, h.depth(), bytes, model.pipelines)) {
           tried.push_back({config, predict(c, config, model, bytes), 0});
         }
         std::stable_sort(tried.begin() + 2, tried.end(), [](const Measured& x, const Measured& y) {
@@ -179,11 +184,16 @@ int main(int argc, char** argv) {
                  "model's order")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  app.add_option("--groups", a.groups, "nodes (MPI_Comm_split_type), blocks:N or dealt:N")
+  app.add_option("--groups", a.groups,
+                 "nodes (MPI_Comm_split_type, with sockets below where ranks are bound to them), "
+                 "blocks:N or dealt:N")
       ->capture_default_str();
   app.add_option("--max-buffer-mib", a.max_buffer_mib,
                  "skip sizes whose buffers need more per rank")
       ->capture_default_str();
+  app.add_option("--rack-nodes", a.rack_nodes,
+                 "a level of racks above the groups: this many consecutive groups each")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--merge", a.merge, "keep the entries of an existing --out for other keys");
   int status = 0;
   try {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "lib/coll/pipeline.h"
 #include "lib/mpi/error.h"
 
 namespace rankshape::coll {
@@ -27,6 +28,28 @@ double round_trip(MPI_Comm comm, int rank, int partner, int bytes) {
       check(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE), "MPI_Recv");
       check(MPI_Send(buffer.data(), bytes, MPI_BYTE, 0, 0, comm), "MPI_Send");
     }
+    if (i > 0) times.push_back(MPI_Wtime() - start);
+  }
+  std::nth_element(times.begin(), times.begin() + kRepetitions / 2, times.end());
+  return times[kRepetitions / 2];
+}
+
+// Median seconds for every member of comm to send `bytes` to the member
+// n / 2 ranks further on (cyclically) while receiving from the one as far
+// back: all links of the level busy at once.
+double shift(MPI_Comm comm, int bytes) {
+  int n = 0, rank = 0;
+  check(MPI_Comm_size(comm, &n), "MPI_Comm_size");
+  check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  const int to = (rank + n / 2) % n, from = (rank + n - n / 2) % n;
+  std::vector<char> out(static_cast<std::size_t>(bytes)), in(out.size());
+  std::vector<double> times;
+  for (int i = 0; i <= kRepetitions; ++i) {
+    check(MPI_Barrier(comm), "MPI_Barrier");
+    const double start = MPI_Wtime();
+    check(MPI_Sendrecv(out.data(), bytes, MPI_BYTE, to, 1, in.data(), bytes, MPI_BYTE, from, 1,
+                       comm, MPI_STATUS_IGNORE),
+          "MPI_Sendrecv");
     if (i > 0) times.push_back(MPI_Wtime() - start);
   }
   std::nth_element(times.begin(), times.begin() + kRepetitions / 2, times.end());
@@ -61,21 +84,28 @@ std::vector<int> level_sizes(const Hierarchy& h) {
 
 Model calibrate(const Hierarchy& h) {
   const int levels = h.depth() + 1;
-  // alpha_j, beta_j for every level, then gamma: maxima over all ranks.
-  std::vector<double> fitted(static_cast<std::size_t>(2 * levels + 1), 0.0);
+  // alpha_j, beta_j, loaded beta_j for every level, then gamma: maxima over
+  // all ranks.
+  std::vector<double> fitted(static_cast<std::size_t>(3 * levels + 1), 0.0);
+  const auto at = [&fitted](int j, int k) -> double& {
+    return fitted[static_cast<std::size_t>(3 * j + k)];
+  };
   for (int j = 0; j < levels; ++j) {
     check(MPI_Barrier(h.comm()), "MPI_Barrier");  // one level at a time
     const mpi::Communicator* level = h.level(j);
-    if (!level || level->size() < 2 || (level->rank() != 0 && level->rank() != level->size() - 1)) {
-      continue;
-    }
+    if (!level || level->size() < 2) continue;
+    // Every level j communicator at once, as in a hierarchical collective.
+    const double loaded_small = shift(level->get(), kSmall);
+    const double loaded_large = shift(level->get(), kLarge);
+    at(j, 2) = std::max(0.0, (loaded_large - loaded_small) / (kLarge - kSmall));
+    if (level->rank() != 0 && level->rank() != level->size() - 1) continue;
     const int partner = level->rank() == 0 ? level->size() - 1 : 0;
     const int me = level->rank() == 0 ? 0 : 1;
     const double small = round_trip(level->get(), me, partner, kSmall) / 2;
     const double large = round_trip(level->get(), me, partner, kLarge) / 2;
     const double beta = std::max(0.0, (large - small) / (kLarge - kSmall));
-    fitted[static_cast<std::size_t>(2 * j)] = std::max(0.0, small - kSmall * beta);
-    fitted[static_cast<std::size_t>(2 * j + 1)] = beta;
+    at(j, 0) = std::max(0.0, small - kSmall * beta);
+    at(j, 1) = beta;
   }
   fitted.back() = reduce_speed();
   check(MPI_Allreduce(MPI_IN_PLACE, fitted.data(), static_cast<int>(fitted.size()), MPI_DOUBLE,
@@ -83,13 +113,11 @@ Model calibrate(const Hierarchy& h) {
         "MPI_Allreduce");
   Model model;
   model.sizes = level_sizes(h);
-  for (int j = 0; j < levels; ++j) {
-    model.links.push_back(
-        {fitted[static_cast<std::size_t>(2 * j)], fitted[static_cast<std::size_t>(2 * j + 1)]});
-  }
+  for (int j = 0; j < levels; ++j) model.links.push_back({at(j, 0), at(j, 1), at(j, 2)});
   model.gamma = fitted.back();
   model.ranks = h.size();
   model.contiguous = h.ordered();
+  model.pipelines = can_pipeline();
   return model;
 }
 

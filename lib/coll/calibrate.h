@@ -1,7 +1,9 @@
 // Fits the cost model's parameters for a hierarchy: per level, alpha and
 // beta from round trips between two members of each level communicator
-// (8 B and 64 KiB, the median of a few), gamma from timing a local
-// reduction. Every rank gets the same model (the worst of all groups of a
+// (8 B and 64 KiB, the median of a few), the loaded beta from every member
+// of every level communicator sending at once (a shift by half the level,
+// which crosses its bisection: shared links and oversubscribed switches
+// show), gamma from timing a local reduction. Every rank gets the same model (the worst of all groups of a
 // level), so that every rank makes the same choices from it.
 #ifndef RANKSHAPE_LIB_COLL_CALIBRATE_H_
 #define RANKSHAPE_LIB_COLL_CALIBRATE_H_

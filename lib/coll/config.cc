@@ -27,7 +27,7 @@ std::vector<Algorithm> level_choices(Collective c, bool top) {
   }
 }
 
-bool pipelines(Collective c) {
+bool pipelined(Collective c) {
   return c == Collective::kBcast || c == Collective::kReduce || c == Collective::kAllreduce;
 }
 
@@ -98,7 +98,7 @@ std::optional<Config> Config::parse(std::string_view text) {
   return c;
 }
 
-std::vector<Config> candidates(Collective c, int depth, std::int64_t bytes) {
+std::vector<Config> candidates(Collective c, int depth, std::int64_t bytes, bool pipelines) {
   std::vector<Config> out{Config{}};
   if (depth == 0) return out;
   // Every combination of per-level algorithms (levels 0 .. depth).
@@ -122,7 +122,7 @@ std::vector<Config> candidates(Collective c, int depth, std::int64_t bytes) {
     out.push_back(std::move(h));
   }
   // Pipelines with at least two segments.
-  if (pipelines(c)) {
+  if (pipelines && pipelined(c)) {
     for (std::int64_t s = 8 << 10; s <= (4 << 20); s *= 4) {
       if (2 * s > bytes) break;
       Config h;

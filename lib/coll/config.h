@@ -73,8 +73,8 @@ struct Config {
 /// The configurations worth considering for collective c on a hierarchy of
 /// `depth` levels below the top: native, hierarchical with native levels,
 /// per-level algorithm choices and pipelined segment sizes (for messages
-/// of `bytes`). The first is native.
-std::vector<Config> candidates(Collective c, int depth, std::int64_t bytes);
+/// of `bytes`, when `pipelines`). The first is native.
+std::vector<Config> candidates(Collective c, int depth, std::int64_t bytes, bool pipelines = true);
 
 }  // namespace rankshape::coll
 

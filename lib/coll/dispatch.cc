@@ -18,6 +18,7 @@
 #include "lib/coll/config.h"
 #include "lib/coll/hierarchy.h"
 #include "lib/coll/model.h"
+#include "lib/coll/pipeline.h"
 #include "lib/coll/table.h"
 #include "lib/mpi/error.h"
 
@@ -162,7 +163,7 @@ std::unique_ptr<Context> build(MPI_Comm comm, std::vector<std::vector<int>> grou
       throw std::invalid_argument(std::string("RANKSHAPE_COLL_GROUPS=") + e.what());
     }
   }
-  if (groups.empty()) groups = Hierarchy::node_groups(comm);
+  if (groups.empty()) groups = Hierarchy::machine_groups(comm);
   Hierarchy h(comm, std::move(groups));
   if (!h.useful()) return context;
   if (!s.table.empty()) {
@@ -175,6 +176,7 @@ std::unique_ptr<Context> build(MPI_Comm comm, std::vector<std::vector<int>> grou
       context->model = *m;
       context->model.ranks = h.size();
       context->model.contiguous = h.ordered();
+      context->model.pipelines = can_pipeline();
       context->table.models.push_back(*m);
     }
   }

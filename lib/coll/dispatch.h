@@ -4,8 +4,8 @@
 //
 // The first collective call on a communicator builds its context once and
 // caches it on the communicator (an MPI attribute, freed with it): the
-// hierarchy (nodes from MPI_Comm_split_type, or the groups given to
-// set_groups), per-level cost parameters fitted from a short measurement,
+// hierarchy (sockets and nodes, Hierarchy::machine_groups, or the groups
+// given to set_groups), per-level cost parameters fitted from a short measurement,
 // and the rows of the tuning table for its level sizes. Every rank makes
 // the same choice: the inputs are agreed on when the context is built and
 // the choice depends only on values that MPI requires to match (message

@@ -1,12 +1,17 @@
 #include "lib/coll/hierarchy.h"
 
+#include <hwloc.h>
+
 #include <algorithm>
 #include <charconv>
 #include <functional>
 #include <map>
+#include <memory>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "lib/mpi/error.h"
 
@@ -31,7 +36,91 @@ std::vector<int> normalised(const std::vector<int>& groups) {
   return out;
 }
 
+// What package_of_this_rank finds besides a package's logical index (>= 0).
+constexpr int kNoPackage = -1;   // not bound inside one package
+constexpr int kLoadFailed = -2;  // hwloc cannot load the topology
+constexpr int kPuNotFound = -3;  // the PU given is not in the topology
+
+// The hwloc package holding this rank's CPUs: those of PU os index `pu`
+// when pu >= 0, else the process's binding. Never throws, so that every
+// rank reaches the collective that shares the outcome.
+int package_of_this_rank(const std::string& topology_xml, int pu) {
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) return kLoadFailed;
+  const std::unique_ptr<hwloc_topology, void (*)(hwloc_topology_t)> topology(
+      raw, hwloc_topology_destroy);
+  if (!topology_xml.empty()) {
+    if (hwloc_topology_set_xml(raw, topology_xml.c_str()) != 0) return kLoadFailed;
+    // The binding is this process's: let hwloc ask the system about it even
+    // though the topology comes from a file.
+    if (pu < 0 && hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM) != 0)
+      return kLoadFailed;
+  }
+  if (hwloc_topology_load(raw) != 0) return kLoadFailed;
+  const std::unique_ptr<hwloc_bitmap_s, void (*)(hwloc_bitmap_t)> cpus(hwloc_bitmap_alloc(),
+                                                                       hwloc_bitmap_free);
+  if (!cpus) return kNoPackage;
+  if (pu >= 0) {
+    const hwloc_obj_t obj = hwloc_get_pu_obj_by_os_index(raw, static_cast<unsigned>(pu));
+    if (!obj) return kPuNotFound;
+    hwloc_bitmap_copy(cpus.get(), obj->cpuset);
+  } else {
+    if (hwloc_get_cpubind(raw, cpus.get(), HWLOC_CPUBIND_PROCESS) != 0) return kNoPackage;
+    hwloc_bitmap_and(cpus.get(), cpus.get(), hwloc_topology_get_topology_cpuset(raw));
+  }
+  if (hwloc_bitmap_iszero(cpus.get())) return kNoPackage;
+  for (hwloc_obj_t package = hwloc_get_next_obj_by_type(raw, HWLOC_OBJ_PACKAGE, nullptr); package;
+       package = hwloc_get_next_obj_by_type(raw, HWLOC_OBJ_PACKAGE, package)) {
+    if (hwloc_bitmap_isincluded(cpus.get(), package->cpuset))
+      return static_cast<int>(package->logical_index);
+  }
+  return kNoPackage;
+}
+
 }  // namespace
+
+std::vector<std::vector<int>> Hierarchy::machine_groups(MPI_Comm comm,
+                                                        const std::string& topology_xml,
+                                                        const std::vector<int>& pu_of_rank) {
+  const mpi::Communicator c(comm, mpi::Ownership::kBorrow);
+  const auto p = static_cast<std::size_t>(c.size());
+  // Checked before any collective: every rank passes the same vector.
+  if (!pu_of_rank.empty() && pu_of_rank.size() != p) {
+    throw std::invalid_argument("pu_of_rank has " + std::to_string(pu_of_rank.size()) +
+                                " entries for " + std::to_string(p) + " ranks");
+  }
+  for (int pu : pu_of_rank) {
+    if (pu < 0) throw std::invalid_argument("pu_of_rank holds " + std::to_string(pu));
+  }
+  std::vector<std::vector<int>> nodes = node_groups(comm);
+  if (mpi::simulated() && (topology_xml.empty() || pu_of_rank.empty())) return nodes;
+  const int pu = pu_of_rank.empty() ? -1 : pu_of_rank[static_cast<std::size_t>(c.rank())];
+  const std::vector<int> package = c.allgather(package_of_this_rank(topology_xml, pu));
+  const std::string where = topology_xml.empty() ? "this machine's topology" : topology_xml;
+  for (std::size_t r = 0; r < p; ++r) {
+    if (package[r] == kLoadFailed) {
+      throw std::runtime_error("hwloc cannot load " + where + " on rank " + std::to_string(r));
+    }
+    if (package[r] == kPuNotFound) {
+      throw std::invalid_argument("PU " + std::to_string(pu_of_rank[r]) + " of rank " +
+                                  std::to_string(r) + " is not in " + where);
+    }
+  }
+  if (std::find(package.begin(), package.end(), kNoPackage) != package.end()) return nodes;
+  // A socket is a (node, package) pair, numbered in order of first rank.
+  std::map<std::pair<int, int>, int> socket_id;
+  std::vector<int> sockets(p);
+  for (std::size_t r = 0; r < p; ++r) {
+    sockets[r] =
+        socket_id
+            .emplace(std::make_pair(nodes[0][r], package[r]), static_cast<int>(socket_id.size()))
+            .first->second;
+  }
+  const std::set<int> node_ids(nodes[0].begin(), nodes[0].end());
+  // Sockets refine nodes, so as many sockets as nodes means the same groups.
+  if (socket_id.size() == node_ids.size() || socket_id.size() == p) return nodes;
+  return {std::move(sockets), std::move(nodes[0])};
+}
 
 std::vector<std::vector<int>> Hierarchy::node_groups(MPI_Comm comm) {
   const mpi::Communicator c(comm, mpi::Ownership::kBorrow);
@@ -41,6 +130,18 @@ std::vector<std::vector<int>> Hierarchy::node_groups(MPI_Comm comm) {
   mpi::check(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, node.get()),
              "MPI_Allreduce");
   return {c.allgather(lowest)};
+}
+
+std::vector<std::vector<int>> Hierarchy::with_coarser(std::vector<std::vector<int>> groups,
+                                                      int per_group) {
+  if (groups.empty() || per_group < 1) {
+    throw std::invalid_argument("coarser groups need a group table and at least 1 group each");
+  }
+  const std::vector<int> top = normalised(groups.back());  // numbered by first rank
+  std::vector<int> coarser(top.size());
+  for (std::size_t r = 0; r < top.size(); ++r) coarser[r] = top[r] / per_group;
+  groups.push_back(std::move(coarser));
+  return groups;
 }
 
 std::vector<std::vector<int>> Hierarchy::pretend_groups(const std::string& spec, int size) {

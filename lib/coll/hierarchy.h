@@ -1,7 +1,8 @@
 // The levels a hierarchical collective runs on.
 //
-// Groups are nested, finest first: level 0 groups are nodes, level 1
-// groups (racks, ...) hold whole level 0 groups, and so on. Level j's
+// Groups are nested, finest first: level 0 groups are nodes (or sockets,
+// see machine_groups), level 1 groups (nodes, racks, ...) hold whole level 0
+// groups, and so on. Level j's
 // communicator joins the leaders (rank 0 of their level j - 1 communicator;
 // at level 0, every rank) of one level j group; the top communicator joins
 // the leaders of the coarsest groups. Leaders are the lowest rank of their
@@ -35,6 +36,32 @@ class Hierarchy {
 
   /// Group tables of nodes from MPI_Comm_split_type (collective).
   static std::vector<std::vector<int>> node_groups(MPI_Comm comm);
+  /// Group tables of sockets (hwloc packages) inside nodes, then nodes
+  /// (collective): {sockets, nodes}, or node_groups(comm) when the socket
+  /// level would add nothing: some rank has no package (its CPU binding,
+  /// HWLOC_CPUBIND_PROCESS, does not lie inside one package), the sockets
+  /// are the nodes, or every socket holds one rank. Every rank returns the
+  /// same tables.
+  ///
+  /// topology_xml: an hwloc XML file read instead of this machine's
+  /// topology (the binding's OS indexes are looked up in it). pu_of_rank,
+  /// for tests and emulation: the PU OS index of every rank of comm, used
+  /// instead of the binding (every rank passes the same vector). Under SMPI
+  /// hwloc sees the real host, not the simulated one: there the result is
+  /// node_groups(comm) unless both topology_xml and pu_of_rank are given.
+  ///
+  /// Throws, on every rank alike, std::invalid_argument when pu_of_rank is
+  /// neither empty nor of comm's size, or names a PU missing from the
+  /// topology, and std::runtime_error when hwloc cannot load the topology.
+  static std::vector<std::vector<int>> machine_groups(MPI_Comm comm,
+                                                      const std::string& topology_xml = "",
+                                                      const std::vector<int>& pu_of_rank = {});
+  /// `groups` with one more level on top: the coarsest groups, in the order
+  /// of their lowest rank, taken `per_group` at a time (racks of
+  /// consecutive nodes). Throws std::invalid_argument for empty tables or
+  /// per_group < 1.
+  static std::vector<std::vector<int>> with_coarser(std::vector<std::vector<int>> groups,
+                                                    int per_group);
   /// Pretended nodes of `size` ranks, for tests and emulation:
   /// "blocks:N" (N consecutive ranks per node) or "dealt:N" (ranks dealt
   /// round-robin over N nodes). Throws std::invalid_argument naming spec.

@@ -16,21 +16,32 @@ int log2_ceil(int n) {
 }
 
 // Costs of algorithms on one communicator of n members whose messages all
-// pay link l, for m bytes.
+// pay link l, for m bytes. step(): one message alone on the link;
+// busy(): every member sending at once (ring, recursive doubling, the
+// halving and doubling of Rabenseifner, a chain's steady state).
 double step(const LinkCost& l, double m) { return l.alpha + m * l.beta; }
+double busy(const LinkCost& l, double m) { return l.alpha + m * l.loaded(); }
+
+// A binomial tree whose step k (k = 0 .. log n - 1, from the root out)
+// has 2^k senders moving bytes(k) each.
+template <typename Bytes>
+double binomial(int n, const LinkCost& l, Bytes bytes) {
+  double t = 0;
+  for (int k = 0; (1 << k) < n; ++k) t += l.alpha + bytes(k) * l.beta_with(1 << k, n);
+  return t;
+}
 
 double bcast_cost(A a, int n, double m, const LinkCost& l, double segment) {
   if (n <= 1) return 0;
-  const int k = log2_ceil(n);
   switch (a) {
     case A::kBinomial:
-      return k * step(l, m);
+      return binomial(n, l, [m](int) { return m; });
     case A::kScatterAllgather:
-      return (k + n - 1) * l.alpha + 2.0 * (n - 1) / n * m * l.beta;
+      return binomial(n, l, [m](int k) { return m / (2 << k); }) + (n - 1) * busy(l, m / n);
     case A::kChain: {
       const double s = std::min(m, segment > 0 ? segment : 65536.0);
       const double u = s > 0 ? std::ceil(m / s) : 1;
-      return (n - 1 + u - 1) * step(l, s);
+      return (n - 1 + u - 1) * busy(l, s);
     }
     default:  // native: the better of the two classic ones
       return std::min(bcast_cost(A::kBinomial, n, m, l, 0),
@@ -38,24 +49,35 @@ double bcast_cost(A a, int n, double m, const LinkCost& l, double segment) {
   }
 }
 
+// Binomial gather (or scatter) of n members holding `held` bytes each:
+// step k has about n / 2^(k+1) senders of up to 2^k blocks.
+double gather_cost(int n, double held, const LinkCost& l) {
+  double t = 0;
+  for (int k = 0; (1 << k) < n; ++k) {
+    const int blocks = std::min(1 << k, n - (1 << k));
+    t += l.alpha + held * blocks * l.beta_with(std::max(1, n >> (k + 1)), n);
+  }
+  return t;
+}
+
 double reduce_cost(A a, int n, double m, const LinkCost& l, double gamma) {
   if (n <= 1) return 0;
   const int k = log2_ceil(n);
-  const double binomial = k * (step(l, m) + m * gamma);
-  if (a == A::kBinomial) return binomial;
+  const double tree = binomial(n, l, [m](int) { return m; }) + k * m * gamma;
+  if (a == A::kBinomial) return tree;
   // Native also has reduce-scatter then gather (Rabenseifner's reduce).
   const double halving =
-      2 * k * l.alpha + 2.0 * (n - 1) / n * m * l.beta + (n - 1.0) / n * m * gamma;
-  return std::min(binomial, halving);
+      k * l.alpha + (n - 1.0) / n * m * (l.loaded() + gamma) + gather_cost(n, m / n, l);
+  return std::min(tree, halving);
 }
 
 double allreduce_cost(A a, int n, double m, const LinkCost& l, double gamma) {
   if (n <= 1) return 0;
   const int k = log2_ceil(n);
-  const double doubling = k * (step(l, m) + m * gamma);
-  const double ring = 2.0 * (n - 1) * step(l, m / n) + (n - 1.0) / n * m * gamma;
+  const double doubling = k * (busy(l, m) + m * gamma);
+  const double ring = 2.0 * (n - 1) * busy(l, m / n) + (n - 1.0) / n * m * gamma;
   const double rabenseifner =
-      2 * k * l.alpha + 2.0 * (n - 1) / n * m * l.beta + (n - 1.0) / n * m * gamma;
+      2 * k * l.alpha + 2.0 * (n - 1) / n * m * l.loaded() + (n - 1.0) / n * m * gamma;
   switch (a) {
     case A::kRecursiveDoubling:
       return doubling;
@@ -68,14 +90,8 @@ double allreduce_cost(A a, int n, double m, const LinkCost& l, double gamma) {
   }
 }
 
-// Binomial gather (or scatter) of n members holding `held` bytes each.
-double gather_cost(int n, double held, const LinkCost& l) {
-  if (n <= 1) return 0;
-  return log2_ceil(n) * l.alpha + (n - 1) * held * l.beta;
-}
-
 // Flat algorithms on the whole communicator: the link a message between
-// ranks `distance` apart crosses.
+// ranks `distance` apart crosses, and how many messages share it.
 struct Flat {
   const Model& model;
   std::vector<int> block;  // ranks per level j group (j < depth)
@@ -84,36 +100,50 @@ struct Flat {
     int b = 1;
     for (int j = 0; j < m.depth(); ++j) block.push_back(b *= m.sizes[static_cast<std::size_t>(j)]);
   }
-  const LinkCost& link(int distance) const {
-    if (!model.contiguous) return model.links.back();
+  std::size_t level_of(int distance) const {
+    if (!model.contiguous) return model.links.size() - 1;
     std::size_t j = 0;
     while (j < block.size() && block[j] <= distance) ++j;
-    return model.links[j];
+    return j;
   }
-  // A step in which every rank sends at once: when it leaves the node, the
-  // node's ranks share its link (their bytes queue behind each other).
+  // A tree step: binomial trees send far first, so a step at `distance`
+  // has about p / (2 distance) senders, each in its own group.
+  LinkCost tree(int distance) const {
+    const std::size_t j = level_of(distance);
+    LinkCost l = model.links[j];
+    l.beta = l.beta_with(std::max(1, p() / (2 * distance)), model.sizes[j]);
+    return l;
+  }
+  // A step in which every rank sends at once: the level's loaded link, and
+  // the ranks of a group below it queue behind each other.
   LinkCost shared(int distance) const {
-    LinkCost l = link(distance);
-    if (&link(distance) != &model.links.front() && !block.empty()) l.beta *= block.front();
+    const std::size_t j = level_of(distance);
+    LinkCost l = model.links[j];
+    l.beta = l.loaded() * (j > 0 ? block[j - 1] : 1);
     return l;
   }
   int p() const { return model.ranks; }
   int steps() const { return log2_ceil(p()); }
-  // Binomial tree (one sender per node and step where it matters) or
-  // recursive doubling (every rank at once, `all`): step k pairs ranks 2^k
-  // apart and moves bytes(k).
+  // Binomial tree or recursive doubling (every rank at once, `all`): step k
+  // pairs ranks 2^k apart and moves bytes(k).
   template <typename Bytes>
   double doubling(Bytes bytes, double gamma, bool all = false) const {
     double t = 0;
     for (int k = 0; k < steps(); ++k) {
-      t += step(all ? shared(1 << k) : link(1 << k), bytes(k)) + bytes(k) * gamma;
+      t += step(all ? shared(1 << k) : tree(1 << k), bytes(k)) + bytes(k) * gamma;
     }
     return t;
   }
-  // On contiguous groups one rank per node sends off the node; otherwise
-  // all of them.
+  // On contiguous groups one message per group crosses each boundary (the
+  // slowest loaded link paces the ring); otherwise all of them.
   double ring(double m_step, double gamma_bytes, int rounds) const {
-    const LinkCost l = model.contiguous ? link(p() - 1) : shared(p() - 1);
+    LinkCost l = shared(p() - 1);
+    if (model.contiguous) {
+      l.beta = 0;
+      for (std::size_t j = 1; j < model.links.size(); ++j) {
+        l.beta = std::max(l.beta, model.links[j].loaded());
+      }
+    }
     return rounds * (step(l, m_step) + gamma_bytes);
   }
 };
@@ -209,8 +239,8 @@ double hierarchical_cost(Collective c, const Config& config, const Model& model,
         break;
       case Collective::kAllgather:
         t += j < d ? gather_cost(n(j), h * m, l(j)) + bcast_cost(A::kNative, n(j), p * m, l(j), 0)
-                   : std::min((n(j) - 1) * step(l(j), h * m),
-                              log2_ceil(n(j)) * l(j).alpha + (n(j) - 1) * h * m * l(j).beta);
+                   : std::min((n(j) - 1) * busy(l(j), h * m),
+                              log2_ceil(n(j)) * l(j).alpha + (n(j) - 1) * h * m * l(j).loaded());
         break;
       case Collective::kReduceScatterBlock:
         t += j < d ? reduce_cost(A::kNative, n(j), p * m, l(j), g) + gather_cost(n(j), h * m, l(j))
@@ -221,7 +251,7 @@ double hierarchical_cost(Collective c, const Config& config, const Model& model,
         if (j == 0) t += 2 * gather_cost(n(0), p * m, l(0));
         if (j == d) {
           const double leaders = p / n(0);
-          t += (leaders - 1) * step(l(d), n(0) * n(0) * m);
+          t += (leaders - 1) * busy(l(d), n(0) * n(0) * m);
         }
         break;
       case Collective::kBarrier:
@@ -245,7 +275,7 @@ Choice choose(Collective c, const Model& model, std::int64_t bytes, double margi
   best.native_predicted = best.predicted = predict(c, Config{}, model, bytes);
   double best_hierarchical = std::numeric_limits<double>::infinity();
   Config winner;
-  for (const Config& config : candidates(c, model.depth(), bytes)) {
+  for (const Config& config : candidates(c, model.depth(), bytes, model.pipelines)) {
     if (!config.hierarchical) continue;
     const double t = predict(c, config, model, bytes);
     if (t < best_hierarchical) {

@@ -8,6 +8,7 @@
 #ifndef RANKSHAPE_LIB_COLL_MODEL_H_
 #define RANKSHAPE_LIB_COLL_MODEL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -17,7 +18,18 @@ namespace rankshape::coll {
 
 struct LinkCost {
   double alpha = 0;  // seconds per message
-  double beta = 0;   // seconds per byte
+  double beta = 0;   // seconds per byte, one message at a time
+  /// Seconds per byte when every member of every level communicator sends
+  /// at once (links and switches shared); 0: the same as beta.
+  double beta_loaded = 0;
+
+  double loaded() const { return beta_loaded > beta ? beta_loaded : beta; }
+  /// Seconds per byte with `senders` of a level's `members` sending at
+  /// once: from beta (one) to loaded() (all), in proportion.
+  double beta_with(double senders, double members) const {
+    if (members <= 1 || senders <= 1) return beta;
+    return beta + (loaded() - beta) * (std::min(senders, members) - 1) / (members - 1);
+  }
 };
 
 struct Model {
@@ -29,6 +41,9 @@ struct Model {
   int ranks = 0;
   /// Groups are contiguous, increasing blocks of ranks.
   bool contiguous = true;
+  /// The MPI library runs the pipelined configurations (pipeline.h); not
+  /// part of the tuning table.
+  bool pipelines = true;
 
   int depth() const { return static_cast<int>(sizes.size()) - 1; }
 };

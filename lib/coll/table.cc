@@ -83,10 +83,15 @@ TuningTable parse_table(const std::string& text, const std::string& origin) {
       model.sizes = m.at("sizes").get<std::vector<int>>();
       const auto alpha = m.at("alpha").get<std::vector<double>>();
       const auto beta = m.at("beta").get<std::vector<double>>();
-      if (alpha.size() != model.sizes.size() || beta.size() != model.sizes.size()) {
-        throw fail("a model needs one alpha and one beta per level");
+      // Optional (tables before it): the same as beta.
+      const auto loaded = m.value("beta_loaded", beta);
+      if (alpha.size() != model.sizes.size() || beta.size() != model.sizes.size() ||
+          loaded.size() != model.sizes.size()) {
+        throw fail("a model needs one alpha, beta and beta_loaded per level");
       }
-      for (std::size_t j = 0; j < alpha.size(); ++j) model.links.push_back({alpha[j], beta[j]});
+      for (std::size_t j = 0; j < alpha.size(); ++j) {
+        model.links.push_back({alpha[j], beta[j], loaded[j]});
+      }
       model.gamma = m.at("gamma").get<double>();
       model.ranks = 1;
       for (std::size_t j = 0; j < model.sizes.size(); ++j) model.ranks *= model.sizes[j];
@@ -129,13 +134,17 @@ std::string table_json(const TuningTable& table) {
   json doc = {{"format", "rankshape-coll-table"}, {"version", 1}};
   doc["models"] = json::array();
   for (const Model& m : table.models) {
-    std::vector<double> alpha, beta;
+    std::vector<double> alpha, beta, loaded;
     for (const LinkCost& l : m.links) {
       alpha.push_back(l.alpha);
       beta.push_back(l.beta);
+      loaded.push_back(l.loaded());
     }
-    doc["models"].push_back(
-        {{"sizes", m.sizes}, {"alpha", alpha}, {"beta", beta}, {"gamma", m.gamma}});
+    doc["models"].push_back({{"sizes", m.sizes},
+                             {"alpha", alpha},
+                             {"beta", beta},
+                             {"beta_loaded", loaded},
+                             {"gamma", m.gamma}});
   }
   doc["entries"] = json::array();
   for (const TableEntry& e : table.entries) {

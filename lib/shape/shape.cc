@@ -4,11 +4,14 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
+#include "lib/coll/dispatch.h"
 #include "lib/io/formats.h"
 #include "lib/measure/hierarchy.h"
 #include "lib/relabel/relabel.h"
@@ -90,6 +93,7 @@ std::uint64_t options_fingerprint(const ShapeOptions& o) {
   f.add(o.inter_node_cost).add(o.measurement.repetitions).add(o.measurement.warmup);
   f.add(o.heatmap_prefix);
   f.add(o.measurement.sweeps).add(o.measurement.seed);
+  f.add(o.collective_groups);
   for (std::size_t s : o.measurement.sizes) f.add(s);
   return f.value();
 }
@@ -108,6 +112,7 @@ struct Sourced {
   std::unique_ptr<Costs> costs;
   std::vector<std::vector<int>> levels;  // node of every rank, when known
   std::string source;
+  std::optional<JobLayout> layout;  // where the ranks run, when gathered
 };
 
 std::vector<std::vector<int>> node_levels(const JobLayout& layout) {
@@ -145,7 +150,7 @@ Sourced get_costs(const mpi::Communicator& comm, const ShapeOptions& o) {
       return s;
     }
     case CostSource::kMeasureDense: {
-      const JobLayout layout = gather_layout(comm);
+      const JobLayout& layout = s.layout.emplace(gather_layout(comm));
       const PingPongResult r = measure_pingpong(comm, ping);
       s.costs = std::make_unique<DenseCosts>(costs_from(r, o.metric, o.message_bytes));
       s.levels = node_levels(layout);
@@ -155,7 +160,7 @@ Sourced get_costs(const mpi::Communicator& comm, const ShapeOptions& o) {
     case CostSource::kAuto:
     case CostSource::kMeasureHierarchical:
     case CostSource::kModel: {
-      const JobLayout layout = gather_layout(comm);
+      const JobLayout& layout = s.layout.emplace(gather_layout(comm));
       const bool model =
           o.source == CostSource::kModel || (o.source == CostSource::kAuto && layout.nodes == 1);
       if (model) {
@@ -179,6 +184,64 @@ Sourced get_costs(const mpi::Communicator& comm, const ShapeOptions& o) {
     }
   }
   throw std::logic_error("unknown cost source");
+}
+
+// True when every group of `fine` lies inside one group of `coarse` (both
+// give a group per rank).
+bool nests(const std::vector<int>& fine, const std::vector<int>& coarse) {
+  std::map<int, int> coarse_of;
+  for (std::size_t r = 0; r < fine.size(); ++r) {
+    if (coarse_of.emplace(fine[r], coarse[r]).first->second != coarse[r]) return false;
+  }
+  return true;
+}
+
+int distinct(const std::vector<int>& groups) {
+  return static_cast<int>(std::set<int>(groups.begin(), groups.end()).size());
+}
+
+// The levels for the collectives on the shaped communicator, finest first,
+// indexed by new rank: the job's nodes, then the racks of a structured
+// cost file when its nodes are the job's (a file may describe another
+// placement, and its racks then say nothing about this job). A level that
+// is one group, or whose groups are exactly those of the level below (at
+// level 0: single ranks), is left out; if none is left, the nodes are kept
+// (the collectives then run natively, as discovery would decide). Empty
+// when the job runs on one node. The same on every rank: it depends only on
+// gathered data.
+//
+// Example: 8 ranks dealt over 4 nodes (node r % 4), racks {0, 1} of nodes
+// {0, 1} and {2, 3}, labelling new -> old = 0 4 1 5 2 6 3 7: nodes by new
+// rank 0 0 1 1 2 2 3 3, racks 0 0 0 0 1 1 1 1.
+std::vector<std::vector<int>> collective_levels(const JobLayout& layout,
+                                                const std::vector<std::vector<int>>& cost_levels,
+                                                const Labelling& labelling) {
+  if (layout.nodes <= 1) return {};
+  const std::vector<int>& nodes = layout.node_of;
+  std::vector<std::vector<int>> by_old = {nodes};
+  if (cost_levels.size() >= 2 && cost_levels[0].size() == nodes.size() &&
+      cost_levels[1].size() == nodes.size() && nests(nodes, cost_levels[0]) &&
+      nests(cost_levels[0], nodes) && nests(nodes, cost_levels[1])) {
+    by_old.push_back(cost_levels[1]);
+  }
+  std::vector<std::vector<int>> kept;
+  int below = static_cast<int>(nodes.size());  // groups of the level below
+  for (std::vector<int>& level : by_old) {
+    const int groups = distinct(level);
+    if (groups > 1 && groups < below) {
+      below = groups;
+      kept.push_back(std::move(level));
+    }
+  }
+  if (kept.empty()) kept.push_back(nodes);
+  std::vector<std::vector<int>> by_new(kept.size(), std::vector<int>(nodes.size()));
+  for (std::size_t j = 0; j < kept.size(); ++j) {
+    for (int r = 0; r < static_cast<int>(nodes.size()); ++r) {
+      by_new[j][static_cast<std::size_t>(r)] =
+          kept[j][static_cast<std::size_t>(labelling.old_of(NewRank(r)).value())];
+    }
+  }
+  return by_new;
 }
 
 }  // namespace
@@ -366,6 +429,17 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   }
   if (shaped.rank() != position.value()) {
     throw std::logic_error("relabel_comm: the split communicator lost the ordering");
+  }
+  // (6) The collectives on the shaped communicator learn its levels before
+  // their first call. Every rank computes the same tables, so set_groups
+  // fails on every rank alike, if at all.
+  if (options.collective_groups) {
+    const JobLayout layout = sourced.layout ? *sourced.layout : gather_layout(comm);
+    std::vector<std::vector<int>> levels = collective_levels(layout, sourced.levels, *labelling);
+    report.collective_levels = static_cast<int>(levels.size());
+    if (!levels.empty()) {
+      agree(comm, capture([&] { coll::dispatch::set_groups(shaped.get(), std::move(levels)); }));
+    }
   }
   return ShapedComm(std::move(shaped), std::move(fibres), grid, std::move(*labelling),
                     std::move(report));

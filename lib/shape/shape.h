@@ -13,7 +13,8 @@
 // the relabelling with its own seed (seed + rank) and the best objective
 // wins (lowest rank on ties); (4) the winner's labelling is broadcast and
 // every rank checks that it holds the identical labelling; (5) the
-// communicators are split from comm.
+// communicators are split from comm, and the shaped one's nodes (and racks,
+// when known) are given to the hierarchical collectives (lib/coll).
 #ifndef RANKSHAPE_LIB_SHAPE_SHAPE_H_
 #define RANKSHAPE_LIB_SHAPE_SHAPE_H_
 
@@ -68,6 +69,14 @@ struct ShapeOptions {
   /// heatmaps of the costs in the original and the new order with the
   /// fibre boundaries marked (lib/report/heatmap.h).
   std::string heatmap_prefix;
+  /// On a job that spans several nodes, hand the shaped communicator's
+  /// levels to the hierarchical collectives (coll::dispatch::set_groups,
+  /// indexed by new rank): its nodes, and the racks of a structured cost
+  /// file whose nodes are this job's. Saves their MPI_Comm_split_type
+  /// discovery and adds the racks it cannot see; builds the collectives'
+  /// context (a short calibration) inside relabel_comm(). false: leave the
+  /// communicator to discovery, e.g. to call set_groups on it yourself.
+  bool collective_groups = true;
 
   /// Fewer sizes and repetitions than PingPongOptions' defaults: enough
   /// for the structure, cheap enough to run at the start of every job.
@@ -84,6 +93,9 @@ struct ShapeReport {
   Evaluation after;            // the labelling used
   double measure_seconds = 0;  // getting the costs (MPI_Wtime)
   double relabel_seconds = 0;  // relabelling, choosing and checking the winner
+  /// Group tables given to the collectives on comm() (nodes, racks); 0
+  /// when none were (one node, or options.collective_groups off).
+  int collective_levels = 0;
 };
 
 /// What relabel_comm() returns: owns its communicators (freed with it).
@@ -120,7 +132,9 @@ class ShapedComm {
 /// Collective over comm. Throws std::invalid_argument (the same on every
 /// rank) for MPI_COMM_NULL, an inter-communicator, a grid whose size is not
 /// comm's size, bad options or costs, or arguments that differ between
-/// ranks; mpi::MpiError (MPI error class and text) when MPI fails.
+/// ranks, or when the collectives refuse the groups (e.g. an unreadable
+/// RANKSHAPE_COLL_TABLE); mpi::MpiError (MPI error class and text) when MPI
+/// fails.
 ShapedComm relabel_comm(MPI_Comm comm, const Grid& grid, const ShapeOptions& options = {});
 
 /// Collective over comm: if any rank's local_error is not empty, throws

@@ -58,6 +58,52 @@ TEST(ConfigTest, CandidatesCoverEveryLevelChoiceAndOnlyUsefulPipelines) {
   // gather: native or hierarchical (native levels) only.
   EXPECT_EQ(candidates(Collective::kGather, 2, 1 << 20).size(), 2u);
   EXPECT_EQ(candidates(Collective::kBarrier, 0, 0).size(), 1u);
+  // Where the MPI library cannot pipeline, no pipelines.
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20, false).size(), 1u + 64u);
+}
+
+TEST(ModelTest, NoPipelineIsChosenWhereTheyCannotRun) {
+  Model m = two_levels();
+  m.links = {{0.5e-6, 1e-9}, {2e-6, 1e-9}};
+  EXPECT_GT(choose(Collective::kReduce, m, 16 << 20).config.segment_bytes, 0);
+  m.pipelines = false;
+  EXPECT_EQ(choose(Collective::kReduce, m, 16 << 20).config.segment_bytes, 0);
+  EXPECT_EQ(choose(Collective::kReduce, m, 16 << 20, 0.05, true).config.segment_bytes, 0);
+}
+
+TEST(ModelTest, LoadedLinksSlowWhatSendsAllAtOnce) {
+  // The network's bandwidth per message falls 4x when every node sends (an
+  // oversubscribed backbone), as measured by calibrate().
+  const Model quiet = two_levels();
+  Model busy = quiet;
+  busy.links[1].beta_loaded = 4 * busy.links[1].beta;
+  EXPECT_EQ(busy.links[1].beta_with(1, 16), busy.links[1].beta);
+  EXPECT_EQ(busy.links[1].beta_with(16, 16), busy.links[1].beta_loaded);
+  EXPECT_EQ(busy.links[1].beta_with(64, 16), busy.links[1].beta_loaded);
+  EXPECT_EQ(quiet.links[1].loaded(), quiet.links[1].beta);  // 0: not measured
+  const std::int64_t mib = 1 << 20;
+  Config ring, binomial;
+  ring.hierarchical = binomial.hierarchical = true;
+  ring.levels = {Algorithm::kNative, Algorithm::kRing};
+  binomial.levels = {Algorithm::kNative, Algorithm::kBinomial};
+  // Between the leaders: a ring (every leader sends) pays the whole 4x on
+  // its network bandwidth term (not on the node's part, nor on reducing); a
+  // binomial bcast less (its first steps send alone).
+  const double ring_ratio = predict(Collective::kAllreduce, ring, busy, mib) /
+                            predict(Collective::kAllreduce, ring, quiet, mib);
+  EXPECT_GT(ring_ratio, 2.5);
+  const double tree_ratio = predict(Collective::kBcast, binomial, busy, mib) /
+                            predict(Collective::kBcast, binomial, quiet, mib);
+  EXPECT_GT(tree_ratio, 1.5);
+  EXPECT_LT(tree_ratio, ring_ratio);
+  // Native allreduce sends from every rank: it slows by more than the
+  // hierarchical one, whose network phase has one rank per node.
+  Config plain;
+  plain.hierarchical = true;
+  EXPECT_GT(predict(Collective::kAllreduce, Config{}, busy, mib) /
+                predict(Collective::kAllreduce, Config{}, quiet, mib),
+            predict(Collective::kAllreduce, plain, busy, mib) /
+                predict(Collective::kAllreduce, plain, quiet, mib));
 }
 
 TEST(ModelTest, FlatCostsFollowTheTextbookFormulas) {
@@ -151,6 +197,7 @@ TEST(ModelTest, PipelinesPayTheSlowestStagePerExtraSegment) {
 TEST(TableTest, RoundTripsAndLooksUpTheNearestSize) {
   TuningTable t;
   t.models.push_back(two_levels());
+  t.models[0].links[1].beta_loaded = 3e-9;
   TableEntry small{Collective::kBcast, {8, 16}, 1024, Config{}, 1e-5, 1e-5, 1e-5};
   TableEntry big = small;
   big.bytes = 1 << 20;
@@ -161,6 +208,15 @@ TEST(TableTest, RoundTripsAndLooksUpTheNearestSize) {
   EXPECT_EQ(back.entries[1].config, big.config);
   ASSERT_TRUE(back.model({8, 16}).has_value());
   EXPECT_DOUBLE_EQ(back.model({8, 16})->links[1].alpha, 20e-6);
+  EXPECT_DOUBLE_EQ(back.model({8, 16})->links[1].loaded(), 3e-9);
+  EXPECT_DOUBLE_EQ(back.model({8, 16})->links[0].loaded(), 1e-10);
+  // Tables written before loaded links were measured: loaded is beta.
+  const TuningTable old = parse_table(R"({"format": "rankshape-coll-table", "version": 1,
+      "models": [{"sizes": [2, 3], "alpha": [1e-6, 1e-5], "beta": [1e-10, 1e-9], "gamma": 0}],
+      "entries": []})",
+                                      "old.json");
+  ASSERT_TRUE(old.model({2, 3}).has_value());
+  EXPECT_DOUBLE_EQ(old.model({2, 3})->links[1].loaded(), 1e-9);
   EXPECT_FALSE(back.model({8, 8}).has_value());
   EXPECT_EQ(back.lookup(Collective::kBcast, {8, 16}, 2000), Config{});
   EXPECT_EQ(back.lookup(Collective::kBcast, {8, 16}, 512 << 10), big.config);

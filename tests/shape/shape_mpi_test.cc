@@ -1,12 +1,18 @@
 // relabel_comm() under mpirun at 1, 2, 3, 4, 7 and 8 ranks: every cost
 // source, the communicators it returns, identical labelling on all ranks,
-// translation, and bad arguments reported on every rank.
+// translation, bad arguments reported on every rank, and the levels handed
+// to the collectives (several nodes only under SMPI: 4 hosts, ranks dealt
+// over them).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "lib/coll/dispatch.h"
 #include "lib/io/formats.h"
 #include "lib/measure/pingpong.h"
 #include "lib/shape/shape.h"
@@ -212,6 +218,148 @@ TEST(RelabelCommTest, InterCommunicatorsAreRefused) {
   EXPECT_THROW(relabel_comm(inter, Grid({1}), quick(CostSource::kModel)), std::invalid_argument);
   MPI_Comm_free(&inter);
   MPI_Comm_free(&half);
+}
+
+// Where the world's ranks run, as MPI_Comm_split_type sees it: the node of
+// every world rank (nodes in order of their first rank) and its index there.
+struct Nodes {
+  int count = 0;
+  int largest = 0;  // ranks on the fullest node
+  std::vector<int> of, index;
+};
+Nodes world_nodes() {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank(), MPI_INFO_NULL, &node);
+  int leader = world_rank(), index = 0;
+  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+  MPI_Comm_rank(node, &index);
+  MPI_Comm_free(&node);
+  const auto p = static_cast<std::size_t>(world_size());
+  std::vector<int> leaders(p);
+  Nodes n;
+  n.index.resize(p);
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  MPI_Allgather(&index, 1, MPI_INT, n.index.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<int> first;  // leader of each node, in order
+  for (int l : leaders) {
+    auto it = std::find(first.begin(), first.end(), l);
+    n.of.push_back(static_cast<int>(it - first.begin()));
+    if (it == first.end()) first.push_back(l);
+  }
+  n.count = static_cast<int>(first.size());
+  for (int i : n.index) n.largest = std::max(n.largest, i + 1);
+  return n;
+}
+
+// Dispatched collectives on the shaped communicator give MPI's results,
+// and every rank chose the same way.
+void expect_collectives_work(const ShapedComm& s) {
+  const int p = world_size();
+  MPI_Comm comm = s.comm().get();
+  const int me = s.comm().rank();
+  std::vector<int> send(1000), ours(1000), theirs(1000);
+  for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<int>((me + 1) * 31 + i);
+  ASSERT_EQ(coll::dispatch::allreduce(send.data(), ours.data(), 1000, MPI_INT, MPI_SUM, comm),
+            MPI_SUCCESS);
+  MPI_Allreduce(send.data(), theirs.data(), 1000, MPI_INT, MPI_SUM, comm);
+  EXPECT_EQ(ours, theirs);
+  const std::size_t choice = std::hash<std::string>()(coll::dispatch::last_choice());
+  unsigned long mine = static_cast<unsigned long>(choice), low = mine, high = mine;
+  MPI_Allreduce(&mine, &low, 1, MPI_UNSIGNED_LONG, MPI_MIN, comm);
+  MPI_Allreduce(&mine, &high, 1, MPI_UNSIGNED_LONG, MPI_MAX, comm);
+  EXPECT_EQ(low, high) << "ranks chose differently: " << coll::dispatch::last_choice();
+  // Blocks land at their new rank whatever order the levels imply.
+  std::vector<int> all(static_cast<std::size_t>(p) * 3, -1), expected;
+  const int block[3] = {me, me * 7, -me};
+  ASSERT_EQ(coll::dispatch::allgather(block, 3, MPI_INT, all.data(), 3, MPI_INT, comm),
+            MPI_SUCCESS);
+  for (int r = 0; r < p; ++r) expected.insert(expected.end(), {r, r * 7, -r});
+  EXPECT_EQ(all, expected);
+}
+
+// relabel_comm() gives the shaped communicator's nodes to the collectives:
+// with several nodes a context already exists when relabel_comm() returns,
+// so set_groups() refuses a second table (which it would accept without
+// that call); on one node nothing is set and the first collective decides.
+TEST(RelabelCommTest, CollectivesLearnTheShapedCommunicatorsNodes) {
+  const int p = world_size();
+  const Nodes nodes = world_nodes();
+  const Grid grid = complete_grid(p, {0, 0});
+  const std::size_t before = coll::dispatch::contexts();
+  {
+    const ShapedComm s = relabel_comm(MPI_COMM_WORLD, grid, quick(CostSource::kModel));
+    expect_well_shaped(s);
+    if (nodes.count > 1) {
+      EXPECT_EQ(s.report().collective_levels, 1);
+      EXPECT_EQ(coll::dispatch::contexts(), before + 1);
+      EXPECT_THROW(coll::dispatch::set_groups(s.comm().get(), {std::vector<int>(p, 0)}),
+                   std::logic_error);
+    } else {
+      EXPECT_EQ(s.report().collective_levels, 0);
+      EXPECT_EQ(coll::dispatch::contexts(), before);
+    }
+    expect_collectives_work(s);
+    EXPECT_EQ(coll::dispatch::contexts(), before + 1);
+  }
+  EXPECT_EQ(coll::dispatch::contexts(), before);  // freed with the communicator
+  // Switched off: the caller may give its own groups.
+  ShapeOptions o = quick(CostSource::kModel);
+  o.collective_groups = false;
+  const ShapedComm s = relabel_comm(MPI_COMM_WORLD, grid, o);
+  EXPECT_EQ(s.report().collective_levels, 0);
+  EXPECT_EQ(coll::dispatch::contexts(), before);
+  std::vector<int> pairs(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) pairs[static_cast<std::size_t>(r)] = r / 2;
+  coll::dispatch::set_groups(s.comm().get(), {pairs});
+  expect_collectives_work(s);
+}
+
+// A structured cost file on the job's own nodes adds its racks as a second
+// level (when they are neither one rack nor one per node); a file whose
+// nodes are not the job's adds nothing.
+TEST(RelabelCommTest, RacksOfACostFileOnTheJobsNodesBecomeALevel) {
+  const int p = world_size();
+  const Nodes nodes = world_nodes();
+  const auto write_machine = [&](const std::string& path, const std::vector<int>& node_of,
+                                 const std::vector<int>& index, int count) {
+    StructuredSpec spec;
+    spec.cores_per_node = *std::max_element(index.begin(), index.end()) + 1;
+    spec.core_costs.assign(static_cast<std::size_t>(spec.cores_per_node) * spec.cores_per_node, 1);
+    spec.nodes = count;
+    spec.racks = count >= 2 ? 2 : 1;
+    for (int n = 0; n < count; ++n) spec.node_rack.push_back(n * spec.racks / count);
+    spec.rack_costs =
+        spec.racks == 2 ? std::vector<double>{10, 100, 100, 10} : std::vector<double>{10};
+    for (int r = 0; r < p; ++r) {
+      spec.ranks.push_back(
+          {node_of[static_cast<std::size_t>(r)], index[static_cast<std::size_t>(r)]});
+    }
+    if (world_rank() == 0) write_structured_costs(path, StructuredCosts(std::move(spec)));
+    MPI_Barrier(MPI_COMM_WORLD);
+  };
+  ShapeOptions o = quick(CostSource::kFile);
+  o.cost_file = testing::scratch_path("shape_racks.txt");
+  write_machine(o.cost_file, nodes.of, nodes.index, nodes.count);
+  const ShapedComm s = relabel_comm(MPI_COMM_WORLD, complete_grid(p, {0, 0}), o);
+  expect_well_shaped(s);
+  // Levels left: nodes unless each holds one rank, racks unless they are
+  // the nodes; the nodes when neither is left.
+  const int node_level = nodes.largest > 1 ? 1 : 0;
+  const int rack_level = nodes.count >= 3 ? 1 : 0;
+  EXPECT_EQ(s.report().collective_levels,
+            nodes.count > 1 ? std::max(1, node_level + rack_level) : 0);
+  expect_collectives_work(s);
+  // Another placement: ranks alternate over two nodes in the file.
+  std::vector<int> alternate(static_cast<std::size_t>(p)), index(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) {
+    alternate[static_cast<std::size_t>(r)] = p > 1 ? r % 2 : 0;
+    index[static_cast<std::size_t>(r)] = p > 1 ? r / 2 : 0;
+  }
+  o.cost_file = testing::scratch_path("shape_other_racks.txt");
+  write_machine(o.cost_file, alternate, index, p > 1 ? 2 : 1);
+  const ShapedComm other = relabel_comm(MPI_COMM_WORLD, complete_grid(p, {0, 0}), o);
+  EXPECT_EQ(other.report().collective_levels, nodes.count > 1 ? 1 : 0);
+  expect_collectives_work(other);
 }
 
 TEST(RelabelCommTest, CompleteGridFillsZerosLikeDimsCreate) {

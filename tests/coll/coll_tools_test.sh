@@ -1,0 +1,93 @@
+#!/bin/bash
+# coll_tune and coll_latency end to end under the configured launcher: the
+# tuning table and report are written and well formed, a three-level
+# (--rack-nodes) run merges its entries into the same table, coll_latency's
+# dispatched calls use the table's winners, and bad arguments fail with a
+# message and leave nothing behind.
+#   coll_tools_test.sh LAUNCHER RUN_MPI COLL_TUNE COLL_LATENCY
+set -u
+launcher=$1 run_mpi=$2 tune=$3 latency=$4
+dir=$TEST_TMPDIR
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+run() {  # NP LOG BINARY ARGS...
+  local np=$1 log=$2
+  shift 2
+  "$run_mpi" "$launcher" "$np" "$@" >"$log" 2>&1
+}
+
+# Two pretended nodes of two ranks.
+run 4 "$dir/tune.log" "$tune" --groups blocks:2 --collectives allreduce,bcast,gather \
+  --sizes 8,65536 --reps 2 --warmup 1 --candidates 2 --out "$dir/table.json" \
+  --report "$dir/report.csv" || { cat "$dir/tune.log"; fail "coll_tune"; }
+python3 - "$dir/table.json" "$dir/report.csv" <<'PY' || fail "table or report malformed"
+import csv, json, sys
+table = json.load(open(sys.argv[1]))
+assert table["format"] == "rankshape-coll-table", table.get("format")
+[model] = table["models"]
+assert model["sizes"] == [2, 2], model["sizes"]
+for key in ("alpha", "beta", "beta_loaded"):
+    assert len(model[key]) == 2 and all(x >= 0 for x in model[key]), (key, model[key])
+keys = {(e["collective"], e["bytes"]) for e in table["entries"]}
+assert keys == {(c, b) for c in ("allreduce", "bcast", "gather") for b in (8, 65536)}, keys
+rows = list(csv.DictReader(open(sys.argv[2])))
+for c in ("allreduce", "bcast", "gather"):
+    for b in ("8", "65536"):
+        measured = [r for r in rows if r["collective"] == c and r["bytes"] == b]
+        # native, plain hierarchical, and the model's best (up to 2 more).
+        configs = [r["config"] for r in measured]
+        assert configs[:2] == ["native", "hierarchical"], (c, b, configs)
+        assert all(float(r["measured_s"]) > 0 and float(r["predicted_s"]) > 0
+                   for r in measured), measured
+        winner = min(measured, key=lambda r: float(r["measured_s"]))["config"]
+        [entry] = [e for e in table["entries"] if e["collective"] == c and e["bytes"] == int(b)]
+        assert entry["config"] == winner, (c, b, entry["config"], winner)
+PY
+
+# Racks of two nodes on top (8 ranks: 4 nodes of 2, 2 racks), merged.
+run 8 "$dir/racks.log" "$tune" --groups blocks:2 --rack-nodes 2 --collectives allreduce \
+  --sizes 65536 --reps 2 --warmup 1 --candidates 2 --out "$dir/table.json" --merge \
+  --report "$dir/report-racks.csv" || { cat "$dir/racks.log"; fail "coll_tune --rack-nodes"; }
+python3 - "$dir/table.json" <<'PY' || fail "merged table"
+import json, sys
+table = json.load(open(sys.argv[1]))
+sizes = sorted(m["sizes"] for m in table["models"])
+assert sizes == [[2, 2], [2, 2, 2]], sizes
+entries = {(e["collective"], e["bytes"], tuple(e["sizes"])) for e in table["entries"]}
+assert ("allreduce", 65536, (2, 2, 2)) in entries and ("bcast", 8, (2, 2)) in entries, entries
+PY
+
+# coll_latency with the table: the dispatched choice is the table's winner.
+RANKSHAPE_COLL_TABLE=$dir/table.json RANKSHAPE_COLL_GROUPS=blocks:2 \
+  run 4 "$dir/latency.log" "$latency" --collectives allreduce,bcast --sizes 8,65536 --reps 2 \
+  --min-reps 2 --warmup 1 --out "$dir/latency.csv" ||
+  { cat "$dir/latency.log"; fail "coll_latency"; }
+python3 - "$dir/table.json" "$dir/latency.csv" <<'PY' || fail "latency rows or choices"
+import csv, json, sys
+table = json.load(open(sys.argv[1]))
+winners = {(e["collective"], e["bytes"]): e["config"] for e in table["entries"]
+           if e["sizes"] == [2, 2]}
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == 2 * 2 * 2, rows  # collectives x sizes x modes
+for r in rows:
+    assert float(r["seconds"]) > 0, r
+    if r["mode"] == "rankshape":
+        assert r["choice"] == winners[(r["collective"], int(r["bytes"]))], r
+PY
+
+# Bad arguments: a message, a non-zero exit, no output file.
+if run 2 "$dir/bad.log" "$tune" --rack-nodes 0 --out "$dir/bad.json"; then
+  fail "--rack-nodes 0 accepted"
+fi
+grep -q -- "--rack-nodes" "$dir/bad.log" || { cat "$dir/bad.log"; fail "no message naming --rack-nodes"; }
+if run 2 "$dir/bad2.log" "$tune" --groups stripes:2 --out "$dir/bad.json"; then
+  fail "--groups stripes:2 accepted"
+fi
+grep -q "stripes:2" "$dir/bad2.log" || { cat "$dir/bad2.log"; fail "no message naming the groups"; }
+[ -e "$dir/bad.json" ] && fail "a table was written for bad arguments"
+
+[ "$failures" -eq 0 ] && echo "PASS" || echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
