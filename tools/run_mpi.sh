@@ -35,11 +35,13 @@ case $launcher in
     # SMPI's default collectives are linear and slow to simulate beyond a
     # few dozen ranks; MPICH's selection is used, except that SimGrid 3.32
     # picks pairwise alltoall(v) algorithms that refuse non-powers of two,
-    # and its two-level reduce crashes on sub-communicators whose ranks
-    # span hosts out of order.
+    # its two-level reduce crashes on sub-communicators whose ranks span
+    # hosts out of order, and with MPICH's bcast selection communicators
+    # split from a duplicate can hang (12 ranks, pairs: even MPI_Sendrecv
+    # on some of them), so bcast is binomial.
     cmd=(smpirun -np "$np" -platform "$platform" --cfg=smpi/host-speed:1Gf
          --cfg=smpi/coll-selector:mpich --cfg=smpi/alltoall:basic_linear --cfg=smpi/alltoallv:bruck
-         --cfg=smpi/reduce:binomial
+         --cfg=smpi/reduce:binomial --cfg=smpi/bcast:binomial_tree
          --log=root.thresh:warning --log=smpi_config.thresh:warning "$binary" "$@")
     ;;
   *)

@@ -77,6 +77,14 @@ int package_of_this_rank(const std::string& topology_xml, int pu) {
   return kNoPackage;
 }
 
+// This process's package from its binding, looked up once: loading the
+// topology takes a good part of a second, and every new communicator's
+// first dispatched collective asks.
+int own_package() {
+  static const int package = package_of_this_rank("", -1);
+  return package;
+}
+
 }  // namespace
 
 std::vector<std::vector<int>> Hierarchy::machine_groups(MPI_Comm comm,
@@ -95,7 +103,9 @@ std::vector<std::vector<int>> Hierarchy::machine_groups(MPI_Comm comm,
   std::vector<std::vector<int>> nodes = node_groups(comm);
   if (mpi::simulated() && (topology_xml.empty() || pu_of_rank.empty())) return nodes;
   const int pu = pu_of_rank.empty() ? -1 : pu_of_rank[static_cast<std::size_t>(c.rank())];
-  const std::vector<int> package = c.allgather(package_of_this_rank(topology_xml, pu));
+  const bool own = topology_xml.empty() && pu < 0;
+  const std::vector<int> package =
+      c.allgather(own ? own_package() : package_of_this_rank(topology_xml, pu));
   const std::string where = topology_xml.empty() ? "this machine's topology" : topology_xml;
   for (std::size_t r = 0; r < p; ++r) {
     if (package[r] == kLoadFailed) {
