@@ -3,8 +3,8 @@
 // (8 B and 64 KiB, the median of a few), the loaded beta from every member
 // of every level communicator sending at once (a shift by half the level,
 // which crosses its bisection: shared links and oversubscribed switches
-// show), gamma from timing a local reduction. Every rank gets the same model (the worst of all groups of a
-// level), so that every rank makes the same choices from it.
+// show), gamma from timing a local reduction. Every rank gets the same model (the worst of all
+// groups of a level), so that every rank makes the same choices from it.
 #ifndef RANKSHAPE_LIB_COLL_CALIBRATE_H_
 #define RANKSHAPE_LIB_COLL_CALIBRATE_H_
 
