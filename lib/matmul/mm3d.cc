@@ -131,7 +131,7 @@ Piece piece_c_3d(const MatmulSizes& sizes, const std::vector<int>& dims,
 }
 
 Block multiply_3d(const GridComm& grid, const MatmulSizes& sizes, const Block& a, const Block& b,
-                  Timings* timings) {
+                  Timings* timings, bool compute) {
   constexpr const char* kWhat = "multiply_3d";
   check_grid_comm(kWhat, grid);
   check_piece(kWhat, "A", a, piece_a_3d(sizes, grid.dims(), grid.coords()));
@@ -177,8 +177,10 @@ Block multiply_3d(const GridComm& grid, const MatmulSizes& sizes, const Block& a
   // (1) This rank's share of C(s,t): the k-range of u.
   start = now;
   Block partial(ma, nb);
-  multiply_add(ma, nb, ka, a_whole, ma > 0 ? ma : 1, b_whole, ka > 0 ? ka : 1, partial.data.data(),
-               partial.ld());
+  if (compute) {
+    multiply_add(ma, nb, ka, a_whole, ma > 0 ? ma : 1, b_whole, ka > 0 ? ka : 1,
+                 partial.data.data(), partial.ld());
+  }
   now = MPI_Wtime();
   local.multiply = now - start;
 

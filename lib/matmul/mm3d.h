@@ -70,9 +70,11 @@ Piece piece_c_3d(const MatmulSizes& sizes, const std::vector<int>& dims,
 /// (on the ranks that hold them: a call that throws on some ranks only
 /// leaves the others waiting, as with any MPI collective given bad
 /// arguments), or blocks beyond MPI's int counts; mpi::MpiError when MPI
-/// fails.
+/// fails. compute = false skips the local product (the partial sums stay
+/// 0, so C comes out 0) and moves the same messages: communication alone,
+/// for benchmarks at scale (e.g. many simulated ranks).
 Block multiply_3d(const GridComm& grid, const MatmulSizes& sizes, const Block& a, const Block& b,
-                  Timings* timings = nullptr);
+                  Timings* timings = nullptr, bool compute = true);
 
 /// Collective over grid: root (a rank of grid.comm()) holds the whole
 /// column-major A (m x k) or B (k x n); every rank gets its piece. Throws

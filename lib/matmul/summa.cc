@@ -118,7 +118,7 @@ std::string check_panels(std::int64_t outer, std::int64_t inner, std::int64_t ro
 
 Block run(const GridComm& grid, const Plan& plan, std::int64_t m, std::int64_t n, std::int64_t k,
           const Block& a, const Block& b, std::int64_t outer_width, std::int64_t inner_width,
-          SummaTimings* timings) {
+          SummaTimings* timings, bool compute) {
   const double start = MPI_Wtime();
   std::string error = check_blocks(grid, m, n, k, a, b);
   if (error.empty()) {
@@ -182,7 +182,7 @@ Block run(const GridComm& grid, const Plan& plan, std::int64_t m, std::int64_t n
         bcast(a_piece, rows * w, a_pos, plan.row_inner);
         bcast(b_piece, w * cols, b_pos, plan.col_inner);
         const double t1 = MPI_Wtime();
-        multiply_add(rows, cols, w, a_piece, lda, b_piece, w, c.data.data(), c.ld());
+        if (compute) multiply_add(rows, cols, w, a_piece, lda, b_piece, w, c.data.data(), c.ld());
         t.bcast_seconds += t1 - t0;
         t.multiply_seconds += MPI_Wtime() - t1;
         ++t.steps;
@@ -234,7 +234,7 @@ mpi::Communicator inner_comm(MPI_Comm fibre, int dim, int groups, int coord) {
 }  // namespace
 
 Block summa(const GridComm& grid, std::int64_t m, std::int64_t n, std::int64_t k, const Block& a,
-            const Block& b, std::int64_t panel, SummaTimings* timings) {
+            const Block& b, std::int64_t panel, SummaTimings* timings, bool compute) {
   Plan plan;
   if (grid.ndims() == 2) {
     plan.row_inner = grid.fibre(1);
@@ -242,7 +242,7 @@ Block summa(const GridComm& grid, std::int64_t m, std::int64_t n, std::int64_t k
     plan.group_height = grid.dim(0);
     plan.group_width = grid.dim(1);
   }
-  return run(grid, plan, m, n, k, a, b, panel, panel, timings);
+  return run(grid, plan, m, n, k, a, b, panel, panel, timings, compute);
 }
 
 // Row fibre (rank = process column j): group j / width, position j % width.
@@ -259,7 +259,7 @@ Hsumma::Hsumma(const GridComm& grid, int group_rows, int group_cols)
 
 Block Hsumma::multiply(std::int64_t m, std::int64_t n, std::int64_t k, const Block& a,
                        const Block& b, std::int64_t outer_panel, std::int64_t inner_panel,
-                       SummaTimings* timings) const {
+                       SummaTimings* timings, bool compute) const {
   Plan plan;
   plan.row_outer = row_outer_.get();
   plan.row_inner = row_inner_.get();
@@ -267,7 +267,7 @@ Block Hsumma::multiply(std::int64_t m, std::int64_t n, std::int64_t k, const Blo
   plan.col_inner = col_inner_.get();
   plan.group_height = grid_->dim(0) / group_rows_;
   plan.group_width = grid_->dim(1) / group_cols_;
-  return run(*grid_, plan, m, n, k, a, b, outer_panel, inner_panel, timings);
+  return run(*grid_, plan, m, n, k, a, b, outer_panel, inner_panel, timings, compute);
 }
 
 }  // namespace rankshape::matmul

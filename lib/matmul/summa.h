@@ -39,11 +39,14 @@ struct SummaTimings {
 /// of at most `panel` columns of A (rows of B); a and b are this rank's
 /// blocks of A and B, the result its block of C. Panels never cross a
 /// boundary of A's column parts or B's row parts, so sizes need not divide.
-/// Fills *timings when given. Throws std::invalid_argument on every rank
-/// when the grid is not 2-dim, a size is negative, panel < 1 or any rank's
-/// blocks do not fit the layout.
+/// Fills *timings when given. compute = false skips the local products (C
+/// comes out 0) and broadcasts the same panels: communication alone, for
+/// benchmarks at scale. Throws std::invalid_argument on every rank when the
+/// grid is not 2-dim, a size is negative, panel < 1 or any rank's blocks do
+/// not fit the layout.
 Block summa(const GridComm& grid, std::int64_t m, std::int64_t n, std::int64_t k, const Block& a,
-            const Block& b, std::int64_t panel, SummaTimings* timings = nullptr);
+            const Block& b, std::int64_t panel, SummaTimings* timings = nullptr,
+            bool compute = true);
 
 /// HSUMMA on a grid cut into group_rows x group_cols groups of
 /// (pr / group_rows) x (pc / group_cols) consecutive processes. Owns the
@@ -60,12 +63,13 @@ class Hsumma {
   /// Collective over the grid: C = A B (blocks as for summa()). Outer panels
   /// of at most outer_panel columns go between groups, each broadcast inside
   /// the groups in pieces of at most inner_panel (the last piece of an outer
-  /// panel may be narrower). Throws std::invalid_argument on every rank when
-  /// a size is negative, inner_panel < 1, outer_panel < inner_panel or any
-  /// rank's blocks do not fit.
+  /// panel may be narrower). compute = false skips the local products, as
+  /// for summa(). Throws std::invalid_argument on every rank when a size is
+  /// negative, inner_panel < 1, outer_panel < inner_panel or any rank's
+  /// blocks do not fit.
   Block multiply(std::int64_t m, std::int64_t n, std::int64_t k, const Block& a, const Block& b,
                  std::int64_t outer_panel, std::int64_t inner_panel,
-                 SummaTimings* timings = nullptr) const;
+                 SummaTimings* timings = nullptr, bool compute = true) const;
 
   int group_rows() const { return group_rows_; }
   int group_cols() const { return group_cols_; }

@@ -282,6 +282,23 @@ TEST(Mm3dTest, ScatterMultiplyGatherAtARoot) {
   }
 }
 
+TEST(Mm3dTest, WithoutComputingTheSameShapesComeBackZero) {
+  // compute = false (communication-only benchmarks): every piece of C has
+  // its shape and holds zeros.
+  const int p = world_size();
+  const GridComm grid = GridComm::cartesian(MPI_COMM_WORLD, complete_grid(p, {0, 0, 0}).dims());
+  const MatmulSizes s{17, 5, 23};
+  const Problem& pr = problem(s);
+  const Block a = piece_of(pr.a, piece_a_3d(s, grid.dims(), grid.coords()));
+  const Block b = piece_of(pr.b, piece_b_3d(s, grid.dims(), grid.coords()));
+  Timings t;
+  const Block c = multiply_3d(grid, s, a, b, &t, false);
+  const Piece want = piece_c_3d(s, grid.dims(), grid.coords());
+  EXPECT_EQ(c.rows, want.rows.size);
+  EXPECT_EQ(c.cols, want.cols.size);
+  for (double x : c.data) EXPECT_EQ(x, 0.0);
+}
+
 TEST(Mm3dTest, RejectsBadArguments) {
   const int p = world_size();
   const MatmulSizes s{5, 4, 3};
