@@ -204,6 +204,26 @@ TEST(Summa, PanelsFollowBothPartitions) {
   EXPECT_EQ(t.steps, 4);
 }
 
+TEST(Summa, WithoutComputingTheSameStepsAndZeros) {
+  // compute = false (communication-only benchmarks): the same panels go
+  // round, C keeps its shape and holds zeros.
+  const int p = world_size();
+  const GridComm grid = GridComm::cartesian(MPI_COMM_WORLD, {p, 1});
+  const Problem problem({7, 13, 5});
+  const Distributed d(problem, grid);
+  SummaTimings with, without;
+  const Block c = summa(grid, 7, 13, 5, d.a, d.b, 2, &with);
+  const Block zero = summa(grid, 7, 13, 5, d.a, d.b, 2, &without, false);
+  EXPECT_EQ(zero.rows, c.rows);
+  EXPECT_EQ(zero.cols, c.cols);
+  for (double x : zero.data) EXPECT_EQ(x, 0.0);
+  EXPECT_EQ(without.steps, with.steps);
+  const Hsumma h(grid, 1, 1);
+  const Block hz = h.multiply(7, 13, 5, d.a, d.b, 4, 2, nullptr, false);
+  EXPECT_EQ(hz.rows, c.rows);
+  for (double x : hz.data) EXPECT_EQ(x, 0.0);
+}
+
 // One HSUMMA run: what it multiplies and with which panels.
 struct HsummaRun {
   Sizes sizes;
