@@ -17,20 +17,13 @@
 #include <vector>
 
 #include "lib/coll/algorithms.h"
+#include "tests/testing/world.h"
 
 namespace rankshape::coll {
 namespace {
 
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using ::rankshape::testing::world_rank;
+using ::rankshape::testing::world_size;
 
 // Input cell `cell` of rank r, for a call told apart by salt. Integer
 // valued, so that sums of doubles are exact; negative too, for max.

@@ -15,20 +15,13 @@
 #include "lib/coll/collectives.h"
 #include "lib/coll/config.h"
 #include "lib/coll/hierarchy.h"
+#include "tests/testing/world.h"
 
 namespace rankshape::coll {
 namespace {
 
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using ::rankshape::testing::world_rank;
+using ::rankshape::testing::world_size;
 
 struct Shape {
   std::string name;

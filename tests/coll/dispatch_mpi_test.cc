@@ -15,20 +15,13 @@
 #include "lib/coll/dispatch.h"
 #include "lib/coll/hierarchy.h"
 #include "lib/coll/table.h"
+#include "tests/testing/world.h"
 
 namespace rankshape::coll {
 namespace {
 
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using ::rankshape::testing::world_rank;
+using ::rankshape::testing::world_size;
 
 std::vector<std::vector<int>> blocks_of(int n) {
   std::vector<int> g(static_cast<std::size_t>(world_size()));

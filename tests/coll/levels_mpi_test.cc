@@ -18,22 +18,15 @@
 
 #include "lib/coll/hierarchy.h"
 #include "lib/mpi/communicator.h"
+#include "tests/testing/world.h"
 
 namespace rankshape::coll {
 namespace {
 
 using Tables = std::vector<std::vector<int>>;
 
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using ::rankshape::testing::world_rank;
+using ::rankshape::testing::world_size;
 
 using Topology = std::unique_ptr<hwloc_topology, void (*)(hwloc_topology_t)>;
 

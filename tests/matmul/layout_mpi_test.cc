@@ -10,20 +10,13 @@
 #include <vector>
 
 #include "lib/matmul/layout.h"
+#include "tests/testing/world.h"
 
 namespace rankshape::matmul {
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
+using ::rankshape::testing::world_rank;
+using ::rankshape::testing::world_size;
 
 struct Shape {
   int prow, pcol;

@@ -21,20 +21,14 @@
 #include "lib/model/grid.h"
 #include "lib/shape/shape.h"
 #include "lib/util/random.h"
+#include "tests/testing/machines.h"
+#include "tests/testing/world.h"
 
 namespace rankshape::matmul {
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
+using ::rankshape::testing::world_rank;
+using ::rankshape::testing::world_size;
 
 // Every q0 x q1 x q2 grid of p ranks up to 8 ranks (8: 10 grids, cubes or
 // not); beyond, where MPICH's busy-polling ranks make every collective slow
@@ -223,17 +217,7 @@ TEST(Mm3dTest, MatchesSerialProductOnAScrambledCommunicator) {
   MPI_Comm_free(&scrambled);
 }
 
-// Two "nodes": old ranks alternate between them, cost 1 inside and 100
-// across, so the relabelling moves ranks.
-std::vector<double> alternating_machine(int p) {
-  std::vector<double> m(static_cast<std::size_t>(p) * p, 0);
-  for (int a = 0; a < p; ++a) {
-    for (int b = 0; b < p; ++b) {
-      if (a != b) m[static_cast<std::size_t>(a) * p + b] = a % 2 == b % 2 ? 1 : 100;
-    }
-  }
-  return m;
-}
+using ::rankshape::testing::alternating_machine;
 
 TEST(Mm3dTest, MatchesSerialProductOnShapedCommunicators) {
   const int p = world_size();

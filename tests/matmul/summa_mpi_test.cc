@@ -20,15 +20,14 @@
 #include "lib/model/grid.h"
 #include "lib/shape/shape.h"
 #include "lib/util/random.h"
+#include "tests/testing/machines.h"
+#include "tests/testing/world.h"
 
 namespace rankshape::matmul {
 namespace {
 
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
+using ::rankshape::testing::world_rank;
+using ::rankshape::testing::world_size;
 
 struct Sizes {
   std::int64_t m, n, k;
@@ -265,17 +264,7 @@ TEST(Hsumma, MatchesSerialProductForEveryGrouping) {
   }
 }
 
-// Two "nodes", old ranks alternating between them: the relabelling moves
-// ranks, so grid positions are not world ranks.
-std::vector<double> alternating_machine(int p) {
-  std::vector<double> m(static_cast<std::size_t>(p) * p, 0);
-  for (int a = 0; a < p; ++a) {
-    for (int b = 0; b < p; ++b) {
-      if (a != b) m[static_cast<std::size_t>(a) * p + b] = a % 2 == b % 2 ? 1 : 100;
-    }
-  }
-  return m;
-}
+using ::rankshape::testing::alternating_machine;
 
 TEST(Summa, RelabelledCommunicator) {
   const int p = world_size();

@@ -17,32 +17,16 @@
 #include "lib/measure/pingpong.h"
 #include "lib/shape/shape.h"
 #include "tests/testing/files.h"
+#include "tests/testing/machines.h"
+#include "tests/testing/world.h"
 
 namespace rankshape {
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
+using ::rankshape::testing::world_rank;
+using ::rankshape::testing::world_size;
 
-// Two "nodes": old ranks alternate between them (a scrambled job), cost 1
-// inside a node and 100 across.
-std::vector<double> alternating_machine(int p) {
-  std::vector<double> m(static_cast<std::size_t>(p) * p, 0);
-  for (int a = 0; a < p; ++a) {
-    for (int b = 0; b < p; ++b) {
-      if (a != b) m[static_cast<std::size_t>(a) * p + b] = a % 2 == b % 2 ? 1 : 100;
-    }
-  }
-  return m;
-}
+using ::rankshape::testing::alternating_machine;
 
 Grid two_rows(int p) { return p % 2 == 0 ? Grid({2, p / 2}) : Grid({p}); }
 
