@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/mpi_main.h"
 #include "lib/coll/config.h"
 #include "lib/coll/dispatch.h"
 #include "lib/coll/hierarchy.h"
@@ -184,8 +185,6 @@ int run(const Args& a) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   CLI::App app(
       "OSU-style latency of the collectives: the MPI library's own and rankshape's dispatched "
       "choice, per collective and message size.",
@@ -221,23 +220,5 @@ int main(int argc, char** argv) {
                  "(0: nodes only, or RANKSHAPE_COLL_GROUPS)")
       ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
-  int status = 0;
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    status = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 2);
-    MPI_Finalize();
-    return status == 0 ? 0 : 2;
-  }
-  try {
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    status = run(a);
-  } catch (const std::exception& e) {
-    // Arguments are the same everywhere, so every rank fails alike; one
-    // speaks.
-    if (rank == 0) std::cerr << "coll_latency: error: " << e.what() << "\n";
-    status = 1;
-  }
-  MPI_Finalize();
-  return status;
+  return parse_run_finalize(app, argc, argv, [&] { return run(a); });
 }

@@ -66,6 +66,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/mpi_main.h"
 #include "lib/io/atomic_file.h"
 #include "lib/matmul/grid_comm.h"
 #include "lib/matmul/layout.h"
@@ -650,8 +651,6 @@ int run(const Args& a) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   CLI::App app(
       "GFLOP/s of 3D, SUMMA, HSUMMA and ScaLAPACK's pdgemm on the same ranks and sizes, under "
       "identity, scrambled and relabelled placements.",
@@ -708,23 +707,5 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", a.seed, "matrices, scrambled order and relabelling")
       ->capture_default_str();
-  int status = 0;
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    status = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 2);
-    MPI_Finalize();
-    return status == 0 ? 0 : 2;
-  }
-  try {
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    status = run(a);
-  } catch (const std::exception& e) {
-    // Arguments are the same everywhere, so every rank fails alike; one
-    // speaks.
-    if (rank == 0) std::cerr << "matmul_bench: error: " << e.what() << "\n";
-    status = 1;
-  }
-  MPI_Finalize();
-  return status;
+  return parse_run_finalize(app, argc, argv, [&] { return run(a); });
 }

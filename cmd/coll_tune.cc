@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/mpi_main.h"
 #include "lib/coll/calibrate.h"
 #include "lib/coll/config.h"
 #include "lib/coll/hierarchy.h"
@@ -156,8 +157,6 @@ int run(const Args& a) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   CLI::App app(
       "Measures the candidate configurations of the hierarchical collectives on this job and "
       "writes the fastest per collective and message size into a tuning table.",
@@ -195,23 +194,5 @@ int main(int argc, char** argv) {
                  "a level of racks above the groups: this many consecutive groups each")
       ->check(CLI::PositiveNumber);
   app.add_flag("--merge", a.merge, "keep the entries of an existing --out for other keys");
-  int status = 0;
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    status = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 2);
-    MPI_Finalize();
-    return status == 0 ? 0 : 2;
-  }
-  try {
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    status = run(a);
-  } catch (const std::exception& e) {
-    // Arguments are the same everywhere, so every rank fails alike; one
-    // speaks.
-    if (rank == 0) std::cerr << "coll_tune: error: " << e.what() << "\n";
-    status = 1;
-  }
-  MPI_Finalize();
-  return status;
+  return parse_run_finalize(app, argc, argv, [&] { return run(a); });
 }
