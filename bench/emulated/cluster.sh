@@ -8,6 +8,11 @@
 #   cluster.sh down      remove them (idempotent)
 #   cluster.sh hostfile SLOTS   print an Open MPI hostfile
 #   cluster.sh agent     path of the launcher agent for --mca plm_rsh_agent
+#   cluster.sh tiers RACK_NODES RATE   racks of RACK_NODES consecutive nodes:
+#                        traffic between racks leaves each node through a
+#                        token bucket (tbf) of RATE (tc syntax, e.g. 200mbit),
+#                        traffic inside a rack is not limited
+#   cluster.sh tiers off remove the limits
 # Needs root. Every command is bounded in time.
 set -euo pipefail
 PREFIX=rs-node
@@ -48,6 +53,34 @@ down() {
   echo "cluster.sh: down"
 }
 
+# An htb root per node: class 1:10 (default, inside the rack) unlimited,
+# class 1:20 (to other racks, chosen by destination address) feeding a tbf.
+tiers() {
+  local rack_nodes=$1 rate=${2:-}
+  local all
+  all=$(nodes)
+  for ns in $all; do
+    tc -n "$ns" qdisc del dev eth0 root 2>/dev/null || true
+  done
+  [ "$rack_nodes" = off ] && { echo "cluster.sh: tiers off"; return; }
+  [[ "$rack_nodes" =~ ^[1-9][0-9]*$ ]] || { echo "cluster.sh: RACK_NODES must be a positive integer" >&2; exit 2; }
+  [ -n "$rate" ] || { echo "cluster.sh: tiers needs a RATE (e.g. 200mbit)" >&2; exit 2; }
+  for ns in $all; do
+    local i=${ns#"$PREFIX"}
+    tc -n "$ns" qdisc add dev eth0 root handle 1: htb default 10
+    tc -n "$ns" class add dev eth0 parent 1: classid 1:10 htb rate 100gbit
+    tc -n "$ns" class add dev eth0 parent 1: classid 1:20 htb rate 100gbit
+    tc -n "$ns" qdisc add dev eth0 parent 1:20 handle 20: tbf rate "$rate" burst 64kb latency 50ms
+    for other in $all; do
+      local j=${other#"$PREFIX"}
+      [ $((i / rack_nodes)) -eq $((j / rack_nodes)) ] && continue
+      tc -n "$ns" filter add dev eth0 parent 1: protocol ip prio 1 u32 \
+        match ip dst "$SUBNET.$((j + 1))/32" flowid 1:20
+    done
+  done
+  echo "cluster.sh: racks of $rack_nodes node(s), $rate between racks"
+}
+
 case ${1:-} in
   up) up "${2:?N}" ;;
   down) down ;;
@@ -55,9 +88,10 @@ case ${1:-} in
     for ns in $(nodes); do echo "$ns slots=${2:?SLOTS}"; done
     ;;
   agent) echo "$here/agent.sh" ;;
+  tiers) tiers "${2:?RACK_NODES or off}" "${3:-}" ;;
   subnet) echo "$SUBNET.0/24" ;;
   *)
-    echo "usage: cluster.sh up N | down | hostfile SLOTS | agent | subnet" >&2
+    echo "usage: cluster.sh up N | down | hostfile SLOTS | agent | tiers RACK_NODES RATE | tiers off | subnet" >&2
     exit 2
     ;;
 esac

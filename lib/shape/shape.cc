@@ -108,20 +108,25 @@ std::uint64_t file_fingerprint(const std::string& path) {
   return f.value();
 }
 
-struct Sourced {
-  std::unique_ptr<Costs> costs;
-  std::vector<std::vector<int>> levels;  // node of every rank, when known
-  std::string source;
-  std::optional<JobLayout> layout;  // where the ranks run, when gathered
-};
-
 std::vector<std::vector<int>> node_levels(const JobLayout& layout) {
   if (layout.nodes <= 1) return {};
   return {layout.node_of};
 }
 
-Sourced get_costs(const mpi::Communicator& comm, const ShapeOptions& o) {
-  Sourced s;
+// Throws std::invalid_argument for options that cannot give costs.
+void check_cost_options(int p, const ShapeOptions& options) {
+  check_pingpong_options(options.measurement);
+  if (options.source == CostSource::kMatrix &&
+      options.matrix.size() != static_cast<std::size_t>(p) * p) {
+    throw std::invalid_argument("the cost matrix has " + std::to_string(options.matrix.size()) +
+                                " entries; a " + std::to_string(p) + "-rank job needs " +
+                                std::to_string(static_cast<long long>(p) * p));
+  }
+}
+
+// Step (2) without its timing; the options are checked and agreed on.
+JobCosts costs_from_source(const mpi::Communicator& comm, const ShapeOptions& o) {
+  JobCosts s;
   PingPongOptions ping = o.measurement;
   ping.result_on_every_rank = true;
   switch (o.source) {
@@ -184,6 +189,13 @@ Sourced get_costs(const mpi::Communicator& comm, const ShapeOptions& o) {
     }
   }
   throw std::logic_error("unknown cost source");
+}
+
+JobCosts get_costs(const mpi::Communicator& comm, const ShapeOptions& o) {
+  const double started = MPI_Wtime();
+  JobCosts s = costs_from_source(comm, o);
+  s.seconds = MPI_Wtime() - started;
+  return s;
 }
 
 // True when every group of `fine` lies inside one group of `coarse` (both
@@ -324,6 +336,89 @@ Grid complete_grid(int p, const std::vector<int>& dims) {
   return Grid(std::move(out));
 }
 
+namespace {
+
+// Steps (1) and (2) of relabel_comm() for the cost options: checked on every
+// rank, agreed on, then the costs.
+JobCosts checked_costs(const mpi::Communicator& comm, const ShapeOptions& options) {
+  agree(comm, capture([&] { check_cost_options(comm.size(), options); }));
+  agree_with_root(comm, options_fingerprint(options), "the options");
+  return get_costs(comm, options);
+}
+
+}  // namespace
+
+JobCosts job_costs(MPI_Comm raw, const ShapeOptions& options) {
+  const mpi::Communicator borrowed(raw, mpi::Ownership::kBorrow);
+  return checked_costs(borrowed.dup(), options);
+}
+
+ShapedComm shape_comm(MPI_Comm raw, const Grid& grid, const Labelling& labelling,
+                      const JobCosts& costs, const ShapeOptions& options, ShapeReport report) {
+  const mpi::Communicator borrowed(raw, mpi::Ownership::kBorrow);
+  // Our own copy, so that errors return as codes and our traffic cannot
+  // match the program's messages.
+  const mpi::Communicator comm = borrowed.dup();
+  const int p = comm.size();
+  const int me = comm.rank();
+  agree(comm, capture([&] {
+          const auto positions = [](int n) { return std::to_string(n) + " positions"; };
+          if (grid.size() != p) {
+            throw std::invalid_argument("grid " + grid.to_string() + " has " +
+                                        positions(grid.size()) + " but the communicator has " +
+                                        std::to_string(p) + " ranks");
+          }
+          if (labelling.size() != p) {
+            throw std::invalid_argument("the labelling has " + positions(labelling.size()) +
+                                        " but the communicator has " + std::to_string(p) +
+                                        " ranks");
+          }
+          if (!costs.costs || costs.costs->size() != p) {
+            throw std::invalid_argument("the costs are not those of a " + std::to_string(p) +
+                                        "-rank job");
+          }
+        }));
+  Fingerprint held;
+  for (int d : grid.dims()) held.add(d);
+  for (const OldRank& r : labelling.old_ranks()) held.add(r.value());
+  agree_with_root(comm, held.value(), "the grid or the labelling");
+
+  if (report.algorithm.empty()) report.algorithm = "given";
+  if (report.cost_source.empty()) report.cost_source = costs.source;
+  if (report.measure_seconds == 0) report.measure_seconds = costs.seconds;
+  report.before = evaluate(*costs.costs, grid, Labelling::identity(p), options.objective);
+  report.after = evaluate(*costs.costs, grid, labelling, options.objective);
+  if (!options.heatmap_prefix.empty()) {
+    agree(comm, me != 0 ? "" : capture([&] {
+            write_heatmap_pair(options.heatmap_prefix, *costs.costs, labelling, grid);
+          }));
+  }
+
+  // (5) Communicators: new rank = grid position, then one fibre per dimension.
+  const NewRank position = labelling.new_of(OldRank(me));
+  mpi::Communicator shaped = comm.split(0, position.value());
+  std::vector<mpi::Communicator> fibres;
+  for (int k = 0; k < grid.ndims(); ++k) {
+    fibres.push_back(shaped.split(grid.fibre_of(position, k),
+                                  grid.coords(position)[static_cast<std::size_t>(k)]));
+  }
+  if (shaped.rank() != position.value()) {
+    throw std::logic_error("shape_comm: the split communicator lost the ordering");
+  }
+  // (6) The collectives on the shaped communicator learn its levels before
+  // their first call. Every rank computes the same tables, so set_groups
+  // fails on every rank alike, if at all.
+  if (options.collective_groups) {
+    const JobLayout layout = costs.layout ? *costs.layout : gather_layout(comm);
+    std::vector<std::vector<int>> levels = collective_levels(layout, costs.levels, labelling);
+    report.collective_levels = static_cast<int>(levels.size());
+    if (!levels.empty()) {
+      agree(comm, capture([&] { coll::dispatch::set_groups(shaped.get(), std::move(levels)); }));
+    }
+  }
+  return ShapedComm(std::move(shaped), std::move(fibres), grid, labelling, std::move(report));
+}
+
 ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& options) {
   // Validates comm itself (null, inter-communicator) before any collective.
   const mpi::Communicator borrowed(raw, mpi::Ownership::kBorrow);
@@ -341,30 +436,17 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
                 " positions but the communicator has " + std::to_string(p) + " ranks");
           }
           if (!(options.time_limit >= 0)) throw std::invalid_argument("time limit must be >= 0");
-          check_pingpong_options(options.measurement);
           const auto& names = relabel_algorithms();
           if (std::find(names.begin(), names.end(), options.algorithm) == names.end()) {
             throw std::invalid_argument("unknown algorithm '" + options.algorithm + "'");
-          }
-          if (options.source == CostSource::kMatrix &&
-              options.matrix.size() != static_cast<std::size_t>(p) * p) {
-            throw std::invalid_argument("the cost matrix has " +
-                                        std::to_string(options.matrix.size()) + " entries; a " +
-                                        std::to_string(p) + "-rank job needs " +
-                                        std::to_string(static_cast<long long>(p) * p));
           }
         }));
   Fingerprint grid_print;
   for (int d : grid.dims()) grid_print.add(d);
   agree_with_root(comm, grid_print.value(), "the grid " + grid.to_string());
-  agree_with_root(comm, options_fingerprint(options), "the options");
 
-  // (2) Costs.
-  const double measure_started = MPI_Wtime();
-  const Sourced sourced = get_costs(comm, options);
-  ShapeReport report;
-  report.cost_source = sourced.source;
-  report.measure_seconds = MPI_Wtime() - measure_started;
+  // (2) Costs (their options checked and agreed on first).
+  const JobCosts costs = checked_costs(comm, options);
 
   // (3) Every rank searches with its own seed; the best objective wins.
   const double relabel_started = MPI_Wtime();
@@ -375,9 +457,9 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   ro.objective = options.objective;
   // Algorithms that need nodes get them when the source knows them; a dense
   // matrix from the caller or a dense file has none.
-  ro.levels = sourced.levels;
+  ro.levels = costs.levels;
   std::optional<RelabelResult> result;
-  agree(comm, capture([&] { result = relabel(*sourced.costs, grid, ro); }));
+  agree(comm, capture([&] { result = relabel(*costs.costs, grid, ro); }));
   const RelabelResult& mine = *result;
   struct {
     double value;
@@ -386,7 +468,8 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   mpi::check(MPI_Allreduce(&local, &best, 1, MPI_DOUBLE_INT, MPI_MINLOC, comm.get()),
              "MPI_Allreduce");
 
-  // (4) The winner's labelling everywhere, checked rather than assumed.
+  // (4) The winner's labelling everywhere (shape_comm() checks that every
+  // rank holds the identical one).
   std::vector<int> perm(static_cast<std::size_t>(p));
   if (me == best.rank) {
     for (int i = 0; i < p; ++i) perm[i] = mine.labelling.old_of(NewRank(i)).value();
@@ -397,9 +480,7 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   for (int v : perm) old_ranks.push_back(OldRank(v));
   std::unique_ptr<Labelling> labelling;
   agree(comm, capture([&] { labelling = std::make_unique<Labelling>(std::move(old_ranks)); }));
-  Fingerprint held;
-  held.add(perm.data(), perm.size() * sizeof(int));
-  agree_with_root(comm, held.value(), "the chosen labelling");
+  ShapeReport report;
   report.winner = best.rank;
   report.winner_seed = options.seed + static_cast<std::uint64_t>(best.rank);
   int facts[2] = {mine.time_limited ? 1 : 0, 0};
@@ -410,39 +491,10 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   report.algorithm = me == best.rank ? mine.algorithm : std::string(name_length, ' ');
   mpi::check(MPI_Bcast(report.algorithm.data(), name_length, MPI_CHAR, best.rank, comm.get()),
              "MPI_Bcast");
-  report.before = mine.before;
-  report.after = evaluate(*sourced.costs, grid, *labelling, options.objective);
+  report.cost_source = costs.source;
+  report.measure_seconds = costs.seconds;
   report.relabel_seconds = MPI_Wtime() - relabel_started;
-  if (!options.heatmap_prefix.empty()) {
-    agree(comm, me != 0 ? "" : capture([&] {
-            write_heatmap_pair(options.heatmap_prefix, *sourced.costs, *labelling, grid);
-          }));
-  }
-
-  // (5) Communicators: new rank = grid position, then one fibre per dimension.
-  const NewRank position = labelling->new_of(OldRank(me));
-  mpi::Communicator shaped = comm.split(0, position.value());
-  std::vector<mpi::Communicator> fibres;
-  for (int k = 0; k < grid.ndims(); ++k) {
-    fibres.push_back(shaped.split(grid.fibre_of(position, k),
-                                  grid.coords(position)[static_cast<std::size_t>(k)]));
-  }
-  if (shaped.rank() != position.value()) {
-    throw std::logic_error("relabel_comm: the split communicator lost the ordering");
-  }
-  // (6) The collectives on the shaped communicator learn its levels before
-  // their first call. Every rank computes the same tables, so set_groups
-  // fails on every rank alike, if at all.
-  if (options.collective_groups) {
-    const JobLayout layout = sourced.layout ? *sourced.layout : gather_layout(comm);
-    std::vector<std::vector<int>> levels = collective_levels(layout, sourced.levels, *labelling);
-    report.collective_levels = static_cast<int>(levels.size());
-    if (!levels.empty()) {
-      agree(comm, capture([&] { coll::dispatch::set_groups(shaped.get(), std::move(levels)); }));
-    }
-  }
-  return ShapedComm(std::move(shaped), std::move(fibres), grid, std::move(*labelling),
-                    std::move(report));
+  return shape_comm(comm.get(), grid, *labelling, costs, options, std::move(report));
 }
 
 }  // namespace rankshape

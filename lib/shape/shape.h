@@ -21,9 +21,12 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "lib/measure/hierarchy.h"
 #include "lib/measure/pingpong.h"
 #include "lib/model/grid.h"
 #include "lib/model/labelling.h"
@@ -98,6 +101,21 @@ struct ShapeReport {
   int collective_levels = 0;
 };
 
+/// The costs between a job's ranks as relabel_comm() gets them (its step
+/// 2), for callers that choose the labelling themselves: job_costs() once,
+/// then any number of labellings through shape_comm() (e.g. the ordering
+/// comparison harness, bench/compare.cc).
+struct JobCosts {
+  std::shared_ptr<const Costs> costs;
+  /// Nodes (then racks) of every old rank, finest first, when the source
+  /// knows them (structured costs, measurement); empty for a dense matrix.
+  std::vector<std::vector<int>> levels;
+  std::string source;  // as used, e.g. "model" when auto chose it
+  double seconds = 0;  // MPI_Wtime spent getting them
+  /// Where the ranks run, when the source gathered it (measured, modelled).
+  std::optional<JobLayout> layout;
+};
+
 /// What relabel_comm() returns: owns its communicators (freed with it).
 class ShapedComm {
  public:
@@ -117,7 +135,8 @@ class ShapedComm {
   const ShapeReport& report() const { return report_; }
 
  private:
-  friend ShapedComm relabel_comm(MPI_Comm, const Grid&, const ShapeOptions&);
+  friend ShapedComm shape_comm(MPI_Comm, const Grid&, const Labelling&, const JobCosts&,
+                               const ShapeOptions&, ShapeReport);
   ShapedComm(mpi::Communicator comm, std::vector<mpi::Communicator> fibres, Grid grid,
              Labelling labelling, ShapeReport report);
 
@@ -136,6 +155,22 @@ class ShapedComm {
 /// RANKSHAPE_COLL_TABLE); mpi::MpiError (MPI error class and text) when MPI
 /// fails.
 ShapedComm relabel_comm(MPI_Comm comm, const Grid& grid, const ShapeOptions& options = {});
+
+/// Collective over comm: steps (1) and (2) of relabel_comm() (the cost
+/// options checked and agreed on, then the costs), the same on every rank.
+/// Throws as relabel_comm() does.
+JobCosts job_costs(MPI_Comm comm, const ShapeOptions& options = {});
+
+/// Collective over comm: steps (4) to (6) of relabel_comm() with a
+/// labelling the caller chose (old ranks are comm's): every rank must hold
+/// the same one (checked), the report evaluates it and the identity on
+/// costs, and report.algorithm is `report.algorithm` as given (default
+/// "given"). Uses options.objective, heatmap_prefix and collective_groups.
+/// Throws std::invalid_argument on every rank for a grid or labelling that
+/// does not fit comm, or labellings that differ between ranks.
+ShapedComm shape_comm(MPI_Comm comm, const Grid& grid, const Labelling& labelling,
+                      const JobCosts& costs, const ShapeOptions& options = {},
+                      ShapeReport report = {});
 
 /// Collective over comm: if any rank's local_error is not empty, throws
 /// std::invalid_argument on every rank, "rank R: message" for the first

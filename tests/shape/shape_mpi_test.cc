@@ -346,6 +346,59 @@ TEST(RelabelCommTest, RacksOfACostFileOnTheJobsNodesBecomeALevel) {
   expect_collectives_work(other);
 }
 
+// job_costs() once, then shape_comm() with labellings the caller chose
+// (what the ordering comparison harness does for every ordering).
+TEST(ShapeCommTest, GivenLabellingsShapeTheCommunicator) {
+  const int p = world_size(), me = world_rank();
+  ShapeOptions o = quick(CostSource::kMatrix);
+  o.matrix = alternating_machine(p);
+  const JobCosts costs = job_costs(MPI_COMM_WORLD, o);
+  ASSERT_TRUE(costs.costs);
+  EXPECT_EQ(costs.costs->size(), p);
+  EXPECT_EQ(costs.source, "matrix");
+  const Grid grid = two_rows(p);
+  std::vector<OldRank> reversed;
+  for (int i = p - 1; i >= 0; --i) reversed.push_back(OldRank(i));
+  for (const Labelling& given : {Labelling::identity(p), Labelling(reversed)}) {
+    const ShapedComm s = shape_comm(MPI_COMM_WORLD, grid, given, costs, o);
+    expect_well_shaped(s);
+    EXPECT_EQ(s.labelling(), given);
+    EXPECT_EQ(s.comm().rank(), given.new_of(OldRank(me)).value());
+    EXPECT_EQ(s.report().algorithm, "given");
+    EXPECT_EQ(s.report().cost_source, "matrix");
+    EXPECT_DOUBLE_EQ(s.report().after.value.primary,
+                     evaluate(*costs.costs, grid, given, o.objective).value.primary);
+  }
+}
+
+TEST(ShapeCommTest, LabellingsThatDoNotFitOrDifferFailOnEveryRank) {
+  const int p = world_size(), me = world_rank();
+  ShapeOptions o = quick(CostSource::kMatrix);
+  o.matrix = alternating_machine(p);
+  const JobCosts costs = job_costs(MPI_COMM_WORLD, o);
+  EXPECT_THROW(shape_comm(MPI_COMM_WORLD, Grid({p}), Labelling::identity(p + 1), costs, o),
+               std::invalid_argument);
+  EXPECT_THROW(shape_comm(MPI_COMM_WORLD, Grid({p + 1}), Labelling::identity(p), costs, o),
+               std::invalid_argument);
+  if (p >= 2) {
+    // Rank 1 holds another labelling: reported, not a deadlock or a mix.
+    std::vector<OldRank> swapped;
+    for (int i = 0; i < p; ++i) swapped.push_back(OldRank(i));
+    if (me == 1) std::swap(swapped[0], swapped[1]);
+    try {
+      shape_comm(MPI_COMM_WORLD, Grid({p}), Labelling(swapped), costs, o);
+      ADD_FAILURE() << "no error";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("labelling"), std::string::npos) << e.what();
+    }
+  }
+  // Costs of another job size.
+  JobCosts wrong = costs;
+  wrong.costs = std::make_shared<DenseCosts>(p + 1, alternating_machine(p + 1));
+  EXPECT_THROW(shape_comm(MPI_COMM_WORLD, Grid({p}), Labelling::identity(p), wrong, o),
+               std::invalid_argument);
+}
+
 TEST(RelabelCommTest, CompleteGridFillsZerosLikeDimsCreate) {
   EXPECT_EQ(complete_grid(12, {0, 0}).dims(), (std::vector<int>{4, 3}));
   EXPECT_EQ(complete_grid(12, {0, 2}).dims(), (std::vector<int>{6, 2}));

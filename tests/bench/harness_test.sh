@@ -1,0 +1,118 @@
+#!/bin/bash
+# The ordering comparison harness end to end under the configured launcher
+# (Open MPI or MPICH on this machine, or an SMPI platform), small sizes:
+# compare at 1, 3 and 4 ranks on 2- and 3-dim grids, then the plot step;
+# the CSV, JSON and PNG files must be well formed and consistent, and bad
+# arguments must fail with a message and leave nothing behind.
+#   harness_test.sh LAUNCHER RUN_MPI COMPARE PLOT PLOT_TEST
+set -u
+launcher=$1 run_mpi=$2 compare=$3 plot=$4 plot_test=$5
+dir=$TEST_TMPDIR
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# The plot step's own tests (synthetic inputs).
+"$python" "$plot_test" >"$dir/plot_test.log" 2>&1 || { cat "$dir/plot_test.log"; fail "harness_plot_test.py"; }
+
+quick=(--sizes 8,4096 --reps 2 --warmup 1 --matmul-n 48 --panel 8 --time-limit 0.2 --heatmaps)
+for case in "1 0,0,0" "3 0,0" "4 0,0,0" "4 2,2"; do
+  read -r np grid <<<"$case"
+  out=$dir/np$np-${grid//,/x}
+  mkdir -p "$out"
+  RANKSHAPE_COLL_GROUPS=blocks:2 "$run_mpi" "$launcher" "$np" "$compare" --out "$out" \
+    --grid "$grid" --testbed "test-$launcher" "${quick[@]}" >"$out/compare.log" 2>&1 ||
+    { cat "$out/compare.log"; fail "compare at $np ranks, grid $grid"; continue; }
+  "$python" "$plot" "$out" >"$out/plot.log" 2>&1 ||
+    { cat "$out/plot.log"; fail "harness_plot.py at $np ranks, grid $grid"; continue; }
+  "$python" - "$out" "$np" "$grid" "$launcher" <<'PY' || fail "outputs at $np ranks, grid $grid"
+import csv, json, os, struct, sys
+out, np_, grid, launcher = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+names = ["identity", "round-robin", "random", "node-aware", "kl", "hill-climb",
+         "multilevel", "auto", "metis", "scotch", "treematch"]
+orderings = list(csv.DictReader(open(f"{out}/orderings.csv")))
+assert [o["ordering"] for o in orderings] == names, [o["ordering"] for o in orderings]
+by_name = {o["ordering"]: o for o in orderings}
+ok = [o for o in orderings if o["status"] == "ok"]
+for o in ok:
+    assert float(o["objective"]) >= 0 and float(o["relabel_seconds"]) >= 0, o
+    assert o["time_limited"] in ("0", "1"), o
+identity = by_name["identity"]
+assert identity["status"] == "ok", identity
+# A ratio to a zero objective (one rank: no fibre costs anything) is left empty.
+if float(identity["objective"]) > 0:
+    assert float(identity["objective_vs_identity"]) == 1, identity
+else:
+    assert identity["objective_vs_identity"] == "", identity
+# TreeMatch exists only in Open MPI; elsewhere it is skipped, with the reason.
+tm = by_name["treematch"]["status"]
+assert (tm == "ok") == (launcher == "openmpi"), tm
+if tm != "ok":
+    assert tm.startswith("skipped: ") and "Open MPI" in tm, tm
+dims = [int(d) for d in grid.split(",")]
+summary = json.load(open(f"{out}/summary.json"))
+assert summary["ranks"] == np_, summary["ranks"]
+shape = summary["grid"]
+assert len(shape) == len(dims) and all(d in (0, s) for d, s in zip(dims, shape)), shape
+product = 1
+for s in shape:
+    product *= s
+assert product == np_, shape
+kernels = list(csv.DictReader(open(f"{out}/kernels.csv")))
+expected = set()
+for k, q in enumerate(shape):
+    if q > 1:
+        expected |= {(kern, impl, str(k), b) for kern in ("allreduce", "bcast")
+                     for impl in ("native", "rankshape") for b in ("8", "4096")}
+expected.add(("mm3d" if len(shape) == 3 else "summa", "rankshape", "-1", "48"))
+for o in ok:
+    got = {(r["kernel"], r["impl"], r["dim"], r["bytes"]) for r in kernels if r["ordering"] == o["ordering"]}
+    assert got == expected, (o["ordering"], sorted(got ^ expected))
+for r in kernels:
+    assert float(r["seconds"]) > 0, r
+    if r["ordering"] == "identity":
+        assert float(r["speedup_vs_identity"]) == 1, r
+assert {(c["kernel"], c["impl"], str(c["dim"]), str(c["bytes"])) for c in summary["correlations"]} == expected
+for c in summary["correlations"]:
+    rho = c["spearman"]
+    assert rho is None or -1 - 1e-9 <= rho <= 1 + 1e-9, c
+    assert c["orderings"] == len(ok), c
+def png(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    w, h = struct.unpack(">II", data[16:24])
+    assert w > 0 and h > 0, (path, w, h)
+for o in ok:
+    png(f"{out}/heatmap-{o['ordering']}.png")
+for name in ("time_per_ordering", "predicted_vs_measured", "speedup"):
+    png(f"{out}/{name}.png")
+report = open(f"{out}/report.md").read()
+for name in names:
+    assert name in report, name
+PY
+done
+
+# Bad arguments: a message naming the problem, a non-zero status, no files.
+bad=$dir/bad
+mkdir -p "$bad"
+check_bad() {  # WHAT EXPECTED ARGS...
+  local what=$1 expected=$2
+  shift 2
+  if "$run_mpi" "$launcher" 2 "$compare" "$@" >"$bad/log" 2>&1; then
+    fail "$what: succeeded"
+  elif ! grep -q -- "$expected" "$bad/log"; then
+    cat "$bad/log"
+    fail "$what: no message with '$expected'"
+  fi
+  [ -z "$(ls -A "$bad" | grep -v '^log$')" ] || fail "$what: left files: $(ls "$bad")"
+}
+check_bad "unknown ordering" "--orderings" --out "$bad" --orderings identity,bogus
+check_bad "grid of the wrong size" "grid" --out "$bad" --grid 3,0
+check_bad "missing folder" "is not a directory" --out "$bad/missing"
+check_bad "file costs without a file" "--cost-file" --out "$bad" --costs file
+
+[ "$failures" -eq 0 ] && echo "PASS" || { echo "$failures failure(s)"; exit 1; }
