@@ -15,24 +15,31 @@
 // reorder = 1 on the grid's fibre graph (every rank an edge to each member
 // of its fibres), Open MPI builds only. An ordering that cannot run here
 // (round-robin and node-aware without nodes, TreeMatch elsewhere) is listed
-// as skipped, with the reason.
+// as skipped, with the reason. Open MPI's TreeMatch calls exit() when it
+// cannot map (e.g. "Not enough slots/constraints" on the emulated
+// cluster), which no caller can catch: bench/harness.sh runs it alone
+// first and passes --treematch-failed when that fails.
 //
 // Kernels, each run --warmup times untimed and --reps times after a
 // barrier; the time kept is the median over repetitions of the slowest rank:
 //   allreduce, bcast  along each grid dimension of size > 1 at once (every
 //                     fibre of the dimension runs the collective), at each
 //                     --sizes, natively (impl native) and through lib/coll's
-//                     dispatch (impl rankshape);
+//                     dispatch (impl rankshape); then along every dimension
+//                     in turn (row dim -1), as one step of a cartesian
+//                     program;
 //   mm3d              lib/matmul's 3D multiplication, n x n x n (3-dim grids);
 //   summa             lib/matmul's SUMMA, panel --panel (2-dim grids).
 // The prediction a kernel's time is set against: the worst fibre cost of
-// its dimension for the fibre collectives, the objective for the products.
+// its dimension for a fibre collective along one dimension, the objective
+// for every dimension in turn and for the products.
 //
 // Output (rank 0, each file written atomically):
 //   DIR/orderings.csv  ordering,algorithm,status,objective,objective_vs_identity,
 //                      relabel_seconds,time_limited
 //   DIR/kernels.csv    ordering,kernel,impl,dim,bytes,seconds,speedup_vs_identity,predicted
-//                      (dim -1 and bytes = n for the products)
+//                      (dim -1: every dimension in turn; for the products,
+//                      dim -1 and bytes = n)
 //   DIR/summary.json   the run (testbed, ranks, grid, costs, timings) and, per
 //                      kernel row, Spearman's rank correlation between
 //                      predicted and measured time over the orderings
@@ -94,6 +101,7 @@ struct Args {
   double time_limit = 2;
   std::uint64_t seed = 1;
   bool heatmaps = false;
+  std::string treematch_failed;  // why TreeMatch is not run (a probe failed)
 };
 
 struct Ordering {
@@ -252,6 +260,23 @@ std::vector<KernelRow> time_kernels(const ShapedComm& s, const Ordering& o, cons
         }
       }
     }
+    // Every dimension in turn, as a cartesian program's step does: what
+    // the objective (by default the sum over dimensions of the worst
+    // fibre) predicts. Row dim -1.
+    for (std::int64_t bytes : a.sizes) {
+      std::vector<coll::Workload> steps;
+      for (int k = 0; k < grid.ndims(); ++k) {
+        if (grid.dim(k) > 1) steps.emplace_back(collective, bytes, s.fibre(k).get());
+      }
+      if (steps.empty()) break;
+      for (const std::string& impl : a.impls) {
+        const bool native = impl == "native";
+        const double t = coll::time_collective(all, a.warmup, a.reps, [&] {
+          for (coll::Workload& w : steps) native ? w.run_native() : w.run_dispatched();
+        });
+        rows.push_back({o.name, name, impl, -1, bytes, t, o.evaluation.value.primary});
+      }
+    }
   }
   const bool compute = !a.no_compute;
   const std::int64_t n = a.matmul_n;
@@ -316,6 +341,13 @@ std::optional<double> spearman(const std::vector<double>& x, const std::vector<d
 
 std::string number(double v) { return fmt::format("{:.6g}", v); }
 
+// Progress lines: flushed, so that a long run's log shows where it is.
+template <typename... T>
+void say(fmt::format_string<T...> format, T&&... args) {
+  fmt::print(format, std::forward<T>(args)...);
+  std::fflush(stdout);
+}
+
 int run(const Args& a) {
   const double wall_start = MPI_Wtime();
   const auto real_start = std::chrono::steady_clock::now();
@@ -339,21 +371,28 @@ int run(const Args& a) {
   so.seed = a.seed;
   const JobCosts costs = job_costs(comm.get(), so);
   if (comm.rank() == 0) {
-    fmt::print("compare: {} ranks, grid {}, costs {} ({:.3f} s), {} node level(s)\n", p,
-               grid->to_string(), costs.source, costs.seconds, costs.levels.size());
+    say("compare: {} ranks, grid {}, costs {} ({:.3f} s), {} node level(s)\n", p, grid->to_string(),
+        costs.source, costs.seconds, costs.levels.size());
   }
 
   std::vector<Ordering> orderings;
   for (const std::string& name : a.orderings) {
-    orderings.push_back(name == "treematch" ? treematch(comm, *grid)
-                                            : engine_ordering(comm, name, costs, *grid, a));
+    if (name == "treematch" && !a.treematch_failed.empty()) {
+      Ordering o;
+      o.name = name;
+      o.status = "skipped: " + a.treematch_failed;
+      orderings.push_back(o);
+    } else {
+      orderings.push_back(name == "treematch" ? treematch(comm, *grid)
+                                              : engine_ordering(comm, name, costs, *grid, a));
+    }
     Ordering& o = orderings.back();
     if (o.labelling) o.evaluation = evaluate(*costs.costs, *grid, *o.labelling, so.objective);
     if (comm.rank() == 0) {
-      fmt::print("compare: {:<11} {}{}\n", o.name, o.status == "ok" ? o.algorithm : o.status,
-                 o.labelling ? fmt::format(", objective {:.6g}, {:.2f} s",
-                                           o.evaluation.value.primary, o.relabel_seconds)
-                             : "");
+      say("compare: {:<11} {}{}\n", o.name, o.status == "ok" ? o.algorithm : o.status,
+          o.labelling ? fmt::format(", objective {:.6g}, {:.2f} s", o.evaluation.value.primary,
+                                    o.relabel_seconds)
+                      : "");
     }
   }
 
@@ -371,8 +410,8 @@ int run(const Args& a) {
     std::vector<KernelRow> mine = time_kernels(s, o, a);
     if (comm.rank() == 0) {
       for (const KernelRow& r : mine) {
-        fmt::print("compare: {:<11} {:<9} {:<9} dim {:>2} {:>8} B  {:.6g} s\n", r.ordering,
-                   r.kernel, r.impl, r.dim, r.bytes, r.seconds);
+        say("compare: {:<11} {:<9} {:<9} dim {:>2} {:>8} B  {:.6g} s\n", r.ordering, r.kernel,
+            r.impl, r.dim, r.bytes, r.seconds);
       }
     }
     rows.insert(rows.end(), mine.begin(), mine.end());
@@ -472,12 +511,14 @@ int run(const Args& a) {
          {"best_objective", best([](const KernelRow* r) { return r->predicted; })}});
   }
   summary["correlations"] = correlations;
-  summary["wall_seconds"] = MPI_Wtime() - wall_start;
-  summary["real_seconds"] =
+  // Real time, and MPI_Wtime's (simulated time under SMPI, as is
+  // measure_seconds).
+  summary["wall_seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - real_start).count();
+  summary["mpi_wtime_seconds"] = MPI_Wtime() - wall_start;
   write_file_atomically((out / "summary.json").string(),
                         [&](std::ostream& f) { f << summary.dump(2) << "\n"; });
-  fmt::print("compare: wrote {}/orderings.csv, kernels.csv and summary.json\n", a.out);
+  say("compare: wrote {}/orderings.csv, kernels.csv and summary.json\n", a.out);
   return 0;
 }
 
@@ -518,6 +559,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e6));
   app.add_option("--seed", a.seed, "Seed of the searches");
   app.add_flag("--heatmaps", a.heatmaps, "Write DIR/heatmap-ORDERING.png");
+  app.add_option("--treematch-failed", a.treematch_failed,
+                 "List TreeMatch as skipped for this reason (Open MPI's TreeMatch ends the "
+                 "process on some layouts; bench/harness.sh probes it first)");
   return parse_run_finalize(app, argc, argv, [&] {
     // Only rank 0 writes, so only its view of the folder matters.
     int rank = 0;

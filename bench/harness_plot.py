@@ -7,7 +7,8 @@ OUT is the harness's results folder. It reads
   orderings.csv  ordering,algorithm,status,objective,objective_vs_identity,
                  relabel_seconds,time_limited
   kernels.csv    ordering,kernel,impl,dim,bytes,seconds,speedup_vs_identity
-                 [,predicted]: the prediction the row's time is set against
+                 [,predicted]: the prediction the row's time is set against;
+                 dim -1 of a fibre collective: every dimension in turn
                  (compare writes the worst fibre cost of the dimension for
                  fibre collectives); without it, the ordering's objective
   summary.json   testbed, ranks, grid, cost_source, measure_seconds,
@@ -406,7 +407,12 @@ def fmt_speedup(v):
 
 
 def is_matmul(kernel, dim):
-    return kernel in MATMUL_KERNELS or dim < 0
+    return kernel in MATMUL_KERNELS
+
+
+def fmt_dim(dim):
+    """A fibre collective's dimension; -1: every dimension in turn."""
+    return "all dims" if dim < 0 else "dim %d" % dim
 
 
 def row_title(key, with_impl):
@@ -419,7 +425,7 @@ def row_title(key, with_impl):
     name = kernel + (" " + impl if with_impl and impl else "")
     if is_matmul(kernel, dim):
         return "%s n=%d" % (name, size)
-    return "%s dim %d, %s" % (name, dim, fmt_bytes(size))
+    return "%s %s, %s" % (name, fmt_dim(dim), fmt_bytes(size))
 
 
 def kernel_sort_key(key):
@@ -754,8 +760,9 @@ def write_report(data, path):
         ("Ranks", s["ranks"]),
         ("Grid", " x ".join(str(q) for q in s["grid"])),
         ("Cost source", s["cost_source"]),
-        ("Measurement", "%.3g s" % s["measure_seconds"]),
-        ("Wall", "%.3g s" % s["wall_seconds"]),
+        ("Measurement of the costs", "%.3g s (MPI_Wtime: simulated under SMPI)"
+         % s["measure_seconds"]),
+        ("Run (compare)", "%.3g s of real time" % s["wall_seconds"]),
     ])
     out += ["", "## Orderings", "",
             "Objective: the model's predicted cost of the grid's fibres under the "
@@ -818,7 +825,7 @@ def write_report(data, path):
         text = c["verdict"]
         if c["notes"]:
             text += " (note: %s)" % "; ".join(c["notes"])
-        rows.append((kernel, impl, "—" if matmul else dim,
+        rows.append((kernel, impl, "—" if matmul else ("all" if dim < 0 else dim),
                      ("n=%d" % size) if matmul else fmt_bytes(size), c["n"],
                      fmt_rho(c["rho"]), fmt_rho(c["computed"]),
                      c["best_measured"], c["best_objective"], text))

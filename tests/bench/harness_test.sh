@@ -68,6 +68,9 @@ for k, q in enumerate(shape):
     if q > 1:
         expected |= {(kern, impl, str(k), b) for kern in ("allreduce", "bcast")
                      for impl in ("native", "rankshape") for b in ("8", "4096")}
+if expected:  # every dimension in turn
+    expected |= {(kern, impl, "-1", b) for kern in ("allreduce", "bcast")
+                 for impl in ("native", "rankshape") for b in ("8", "4096")}
 expected.add(("mm3d" if len(shape) == 3 else "summa", "rankshape", "-1", "48"))
 for o in ok:
     got = {(r["kernel"], r["impl"], r["dim"], r["bytes"]) for r in kernels if r["ordering"] == o["ordering"]}
