@@ -33,7 +33,8 @@ leaves earlier outputs as they were).
 Verdicts (Spearman table): "agrees" when rho >= 0.9 over at least 3
 orderings, otherwise "does not agree" with the causes that can be detected:
 fewer than 3 orderings, measured times within 5% of each other (the ranking
-is noise), ties among the objectives (or all equal), ties among the times.
+is noise), ties among the objectives (or all equal), ties among the times,
+and where the fastest measured ordering is placed by the predictions.
 """
 import csv
 import glob
@@ -350,18 +351,22 @@ def verdict(rho, names, objectives, seconds):
     if noisy:
         causes.append("measured times within 5%% of each other (spread %.1f%%): "
                       "the ranking is noise" % (100 * spread))
-    if n >= 2 and len(set(objectives)) == 1:
-        causes.append("all objectives equal")
-    else:
-        ties = tie_groups(names, objectives)
-        if ties:
-            causes.append("objective ties: " + "; ".join(" = ".join(g) for g in ties))
-    if n >= 2 and len(set(seconds)) == 1:
-        causes.append("all measured times equal")
-    else:
-        ties = tie_groups(names, seconds)
-        if ties:
-            causes.append("measured ties: " + "; ".join(" = ".join(g) for g in ties))
+    for values, all_equal, tied in ((objectives, "all objectives equal", "objective ties: "),
+                                    (seconds, "all measured times equal", "measured ties: ")):
+        if n >= 2 and len(set(values)) == 1:
+            causes.append(all_equal)
+        else:
+            ties = tie_groups(names, values)
+            if ties:
+                causes.append(tied + "; ".join(" = ".join(g) for g in ties))
+    if n >= MIN_ORDERINGS and len(set(objectives)) > 1:
+        # Where the model goes wrong: the fastest ordering's place among
+        # the predictions.
+        fastest = min(range(n), key=lambda i: seconds[i])
+        place = 1 + sum(1 for v in objectives if v < objectives[fastest])
+        if place > 1:
+            causes.append("the fastest measured, %s, is predicted %d of %d"
+                          % (names[fastest], place, n))
     if not causes and rho is None:
         causes.append("rho undefined")
     text = "does not agree"

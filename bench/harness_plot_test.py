@@ -310,7 +310,8 @@ class ReportTest(unittest.TestCase):
                         bcast_native)
         self.assertIn("objective ties: identity = random", bcast_native)
         self.assertEqual(v[("bcast", "rankshape", "1", "4 KiB")],
-                         "does not agree: objective ties: identity = random")
+                         "does not agree: objective ties: identity = random; "
+                         "the fastest measured, identity, is predicted 2 of 3")
         self.assertEqual(rows[("mm3d", "rankshape", "—", "n=512")]["best measured"],
                          "node-aware")
         self.assertNotIn("note:", self.report("ties"))
@@ -320,7 +321,8 @@ class ReportTest(unittest.TestCase):
         v = {k: (r["rho"], r["recomputed"], r["orderings"], r["verdict"])
              for k, r in rows.items()}
         self.assertEqual(v[("allreduce", "native", "0", "64 KiB")],
-                         ("0.800", "0.800", "4", "does not agree"))
+                         ("0.800", "0.800", "4", "does not agree: the fastest measured, kl, "
+                          "is predicted 2 of 4"))
         self.assertEqual(v[("allreduce", "rankshape", "0", "64 KiB")],
                          ("1.000", "1.000", "4", "agrees"))
         self.assertEqual(v[("bcast", "native", "0", "64 KiB")],
