@@ -56,6 +56,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -358,7 +359,12 @@ int run(const Args& a) {
   std::optional<Grid> grid;
   try {
     std::vector<int> dims;
-    for (const std::string& d : CLI::detail::split(a.grid, ',')) dims.push_back(std::stoi(d));
+    std::istringstream in(a.grid);
+    for (std::string d; std::getline(in, d, ',');) {
+      std::size_t used = 0;
+      dims.push_back(std::stoi(d, &used));
+      if (used != d.size()) throw std::invalid_argument("'" + d + "' is not a whole number");
+    }
     grid = complete_grid(p, dims);
   } catch (const std::exception& e) {
     error = "--grid '" + a.grid + "': " + e.what();
@@ -371,8 +377,8 @@ int run(const Args& a) {
   so.seed = a.seed;
   const JobCosts costs = job_costs(comm.get(), so);
   if (comm.rank() == 0) {
-    say("compare: {} ranks, grid {}, costs {} ({:.3f} s), {} node level(s)\n", p, grid->to_string(),
-        costs.source, costs.seconds, costs.levels.size());
+    say("compare: {} ranks, grid {}, costs {} ({:.3f} s), {} level(s) of the machine known\n", p,
+        grid->to_string(), costs.source, costs.seconds, costs.levels.size());
   }
 
   std::vector<Ordering> orderings;
@@ -402,9 +408,19 @@ int run(const Args& a) {
     if (!o.labelling) continue;
     ShapeReport report;
     report.algorithm = o.algorithm;
-    if (a.heatmaps && comm.rank() == 0) {
-      write_heatmap_png((out / ("heatmap-" + o.name + ".png")).string(), *costs.costs, *o.labelling,
-                        &*grid);
+    if (a.heatmaps) {
+      // Rank 0 draws; a failure there must end every rank, not leave them
+      // waiting in shape_comm().
+      std::string failed;
+      if (comm.rank() == 0) {
+        try {
+          write_heatmap_png((out / ("heatmap-" + o.name + ".png")).string(), *costs.costs,
+                            *o.labelling, &*grid);
+        } catch (const std::exception& e) {
+          failed = e.what();
+        }
+      }
+      agree_on_errors(comm.get(), failed);
     }
     const ShapedComm s = shape_comm(comm.get(), *grid, *o.labelling, costs, so, report);
     std::vector<KernelRow> mine = time_kernels(s, o, a);
