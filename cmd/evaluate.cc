@@ -6,13 +6,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd/cli.h"
+#include "cmd/commands.h"
 #include "cmd/report.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
 #include "lib/model/objective.h"
 
-int main(int argc, char** argv) {
-  using namespace rankshape;
+namespace rankshape::cmd {
+
+int evaluate_main(int argc, char** argv) {
   CLI::App app("Evaluates labellings of a cartesian grid on a machine's costs.", "evaluate");
   std::string costs_path, grid_text, objective_name = "sum-max";
   std::vector<std::string> perm_paths;
@@ -71,3 +73,5 @@ int main(int argc, char** argv) {
     }
   });
 }
+
+}  // namespace rankshape::cmd

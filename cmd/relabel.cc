@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "cmd/cli.h"
+#include "cmd/commands.h"
 #include "cmd/report.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
@@ -28,8 +29,9 @@ std::string algorithm_help() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using namespace rankshape;
+namespace rankshape::cmd {
+
+int relabel_main(int argc, char** argv) {
   CLI::App app(
       "Relabels the ranks of a job so that every fibre of a cartesian grid sits on cheap "
       "links. Writes the labelling (line i = old rank placed at new rank i).",
@@ -152,3 +154,5 @@ int main(int argc, char** argv) {
     }
   });
 }
+
+}  // namespace rankshape::cmd

@@ -3,11 +3,13 @@
 #include <iostream>
 
 #include "cmd/cli.h"
+#include "cmd/commands.h"
 #include "lib/io/formats.h"
 #include "lib/synth/machine.h"
 
-int main(int argc, char** argv) {
-  using namespace rankshape;
+namespace rankshape::cmd {
+
+int synth_main(int argc, char** argv) {
   CLI::App app(
       "Writes a synthetic machine: racks x nodes x sockets x cores, a cost per level, "
       "optional noise, and a placement of ranks on cores.",
@@ -55,3 +57,5 @@ int main(int argc, char** argv) {
               << costs_out << (placement_out.empty() ? "" : ", " + placement_out) << "\n";
   });
 }
+
+}  // namespace rankshape::cmd

@@ -14,6 +14,28 @@ namespace {
 
 using nlohmann::json;
 
+// An integer in [min, max]: nlohmann's get<int>() of 1e300 or 2.5 would
+// convert silently (or with undefined behaviour).
+std::int64_t integer(const json& j, std::int64_t min, std::int64_t max, const std::string& what,
+                     const std::string& origin) {
+  bool ok = false;
+  std::int64_t v = 0;
+  if (j.is_number_unsigned()) {
+    const auto u = j.get<std::uint64_t>();
+    ok = u <= static_cast<std::uint64_t>(max);
+    v = ok ? static_cast<std::int64_t>(u) : 0;
+  } else if (j.is_number_integer()) {
+    v = j.get<std::int64_t>();
+    ok = true;
+  }
+  if (!ok || v < min || v > max) {
+    throw InputError(origin, 0, 0,
+                     what + " must be a whole number from " + std::to_string(min) + " to " +
+                         std::to_string(max) + ", got " + j.dump());
+  }
+  return v;
+}
+
 }  // namespace
 
 std::optional<Model> TuningTable::model(const std::vector<int>& sizes) const {
@@ -69,18 +91,43 @@ TuningTable parse_table(const std::string& text, const std::string& origin) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // also out_of_range: a number like 1e400
     throw fail(std::string("not JSON: ") + e.what());
   }
-  if (!doc.is_object() || doc.value("format", "") != "rankshape-coll-table") {
+  const auto header = [&](const char* key) { return doc.is_object() ? doc.find(key) : doc.end(); };
+  const auto format = header("format");
+  if (format == doc.end() || !format->is_string() || *format != "rankshape-coll-table") {
     throw fail("not a rankshape tuning table (\"format\": \"rankshape-coll-table\" missing)");
   }
-  if (doc.value("version", 0) != 1) throw fail("unsupported tuning table version");
+  const auto version = header("version");
+  if (version == doc.end() || !version->is_number() || *version != 1) {
+    throw fail("unsupported tuning table version (this program reads version 1)");
+  }
+  // A bad value is refused here, not left to mislead every later choice.
+  const auto sizes_of = [&](const json& j, const std::string& what) {
+    const json& list = j.at("sizes");
+    if (!list.is_array() || list.empty()) throw fail(what + " needs a list of level sizes");
+    std::vector<int> sizes;
+    std::int64_t ranks = 1;
+    for (const json& s : list) {
+      sizes.push_back(static_cast<int>(
+          integer(s, 1, std::numeric_limits<int>::max(), what + "'s level size", origin)));
+      ranks *= sizes.back();
+      if (ranks > std::numeric_limits<int>::max()) throw fail(what + " of more than 2^31 ranks");
+    }
+    return sizes;
+  };
+  const auto cost = [&](double x, const char* what) {
+    if (!std::isfinite(x) || x < 0) {
+      throw fail(std::string(what) + " is negative or not finite: " + std::to_string(x));
+    }
+    return x;
+  };
   TuningTable table;
   try {
     for (const json& m : doc.at("models")) {
       Model model;
-      model.sizes = m.at("sizes").get<std::vector<int>>();
+      model.sizes = sizes_of(m, "a model");
       const auto alpha = m.at("alpha").get<std::vector<double>>();
       const auto beta = m.at("beta").get<std::vector<double>>();
       // Optional (tables before it): the same as beta.
@@ -90,11 +137,12 @@ TuningTable parse_table(const std::string& text, const std::string& origin) {
         throw fail("a model needs one alpha, beta and beta_loaded per level");
       }
       for (std::size_t j = 0; j < alpha.size(); ++j) {
-        model.links.push_back({alpha[j], beta[j], loaded[j]});
+        model.links.push_back(
+            {cost(alpha[j], "alpha"), cost(beta[j], "beta"), cost(loaded[j], "beta_loaded")});
       }
-      model.gamma = m.at("gamma").get<double>();
+      model.gamma = cost(m.at("gamma").get<double>(), "gamma");
       model.ranks = 1;
-      for (std::size_t j = 0; j < model.sizes.size(); ++j) model.ranks *= model.sizes[j];
+      for (int s : model.sizes) model.ranks *= s;
       table.models.push_back(std::move(model));
     }
     for (const json& e : doc.at("entries")) {
@@ -103,17 +151,18 @@ TuningTable parse_table(const std::string& text, const std::string& origin) {
       const auto c = collective_named(name);
       if (!c) throw fail("unknown collective '" + name + "'");
       entry.collective = *c;
-      entry.sizes = e.at("sizes").get<std::vector<int>>();
-      entry.bytes = e.at("bytes").get<std::int64_t>();
+      entry.sizes = sizes_of(e, "an entry");
+      entry.bytes = integer(e.at("bytes"), 0, std::numeric_limits<std::int64_t>::max(),
+                            "an entry's bytes", origin);
       const std::string config = e.at("config").get<std::string>();
       const auto parsed = Config::parse(config);
       if (!parsed) throw fail("bad configuration '" + config + "'");
       const bool levels_fit = parsed->levels.empty() || parsed->levels.size() == entry.sizes.size();
       if (!levels_fit) throw fail("configuration '" + config + "' does not fit its sizes");
       entry.config = *parsed;
-      entry.measured = e.value("measured", 0.0);
-      entry.predicted = e.value("predicted", 0.0);
-      entry.native = e.value("native", 0.0);
+      entry.measured = cost(e.value("measured", 0.0), "measured");
+      entry.predicted = cost(e.value("predicted", 0.0), "predicted");
+      entry.native = cost(e.value("native", 0.0), "native");
       table.entries.push_back(std::move(entry));
     }
   } catch (const json::exception& e) {

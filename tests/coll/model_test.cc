@@ -260,6 +260,30 @@ TEST(TableTest, BadTablesNameTheProblem) {
   EXPECT_NE(message(head + R"("entries": [{"collective": "bcast"}]})").find("bad tuning table"),
             std::string::npos);
   EXPECT_EQ(message(head + R"("entries": []})"), "accepted");
+  // Found by tests/fuzz:table_fuzz: values of the wrong type or range.
+  EXPECT_NE(
+      message(R"({"format": 1, "models": [], "entries": []})").find("not a rankshape tuning table"),
+      std::string::npos);
+  EXPECT_NE(message(R"({"format": "rankshape-coll-table", "version": "1"})").find("version"),
+            std::string::npos);
+  const std::string entry = R"("entries": [{"collective": "bcast", "config": "native", )";
+  EXPECT_NE(message(head + entry + R"("sizes": [2, 0], "bytes": 8}]})").find("level size"),
+            std::string::npos);
+  EXPECT_NE(message(head + entry + R"("sizes": [2, 1e300], "bytes": 8}]})").find("level size"),
+            std::string::npos);
+  EXPECT_NE(message(head + entry + R"("sizes": [65536, 65536], "bytes": 8}]})").find("2^31"),
+            std::string::npos);
+  EXPECT_NE(message(head + entry + R"("sizes": [], "bytes": 8}]})").find("list of level sizes"),
+            std::string::npos);
+  EXPECT_NE(message(head + entry + R"("sizes": [2], "bytes": -8}]})").find("bytes"),
+            std::string::npos);
+  EXPECT_NE(message(head + entry + R"("sizes": [2], "bytes": 8, "measured": -1}]})")
+                .find("measured is negative"),
+            std::string::npos);
+  const std::string model = R"({"format": "rankshape-coll-table", "version": 1, "entries": [],
+      "models": [{"sizes": [2], "beta": [1e-9], "gamma": 0, "alpha": )";
+  EXPECT_NE(message(model + "[-1e-6]}]}").find("alpha is negative"), std::string::npos);
+  EXPECT_EQ(message(model + "[1e-6]}]}"), "accepted");
 }
 
 }  // namespace

@@ -1,0 +1,27 @@
+// What every fuzz target shares: a private scratch folder (the readers take
+// paths, so each input is written to a file there first) and a check that
+// ends the run the way libFuzzer and the replay test both report: abort().
+#ifndef RANKSHAPE_TESTS_FUZZ_SUPPORT_H_
+#define RANKSHAPE_TESTS_FUZZ_SUPPORT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace rankshape::fuzz {
+
+/// A folder of this process's own (in /dev/shm when there is one: fuzzers
+/// write a file per run), removed when the process exits normally.
+const std::string& scratch_dir();
+/// scratch_dir() + "/" + name.
+std::string scratch_path(const std::string& name);
+/// Writes the input to scratch_path("input") and returns that path.
+std::string write_input(const std::uint8_t* data, std::size_t size);
+
+/// Prints "fuzz check failed: what" and aborts when ok is false: a broken
+/// promise of the code under test, found by the fuzzer or replayed.
+void check(bool ok, const std::string& what);
+
+}  // namespace rankshape::fuzz
+
+#endif  // RANKSHAPE_TESTS_FUZZ_SUPPORT_H_
