@@ -1,7 +1,11 @@
 // The relabelling quality table: instances x algorithms, with the objective
-// reached, its ratio to the best known answer, and the seconds taken (one
-// core, one run each; the machine is shared, so times are indicative).
+// reached, its ratio to the best known answer, the seconds taken against
+// the time limit, and the process's peak memory during the run (one core,
+// one run each; the machine is shared, so times are indicative).
 //   bazel run -c opt //bench:relabel_quality -- --out $PWD/bench/results
+// A short --time-limit (e.g. 1) shows whether every algorithm keeps to its
+// budget on the large instances: "over budget" marks runs that took more
+// than 10% longer than the limit.
 // Instances: planted hierarchies (scrambled racks x nodes x sockets x cores,
 // where the unscrambled block layout is a known good answer), a fat-tree
 // (hop counts 2/4/6), a 3-D torus of nodes (1 + hops between nodes), and a
@@ -22,6 +26,24 @@
 
 namespace rankshape {
 namespace {
+
+// Linux keeps the peak resident memory (VmHWM); writing 5 to clear_refs
+// resets it, so every run gets its own peak.
+void reset_peak_memory() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+double peak_memory_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmHWM:") {
+      double kib = 0;
+      status >> kib;
+      return kib / 1024;
+    }
+    status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
+}
 
 struct Instance {
   std::string name;
@@ -136,7 +158,7 @@ int main(int argc, char** argv) {
     std::string instance, algorithm, ran, note;
     int p = 0;
     std::string grid;
-    double objective = 0, seconds = 0;
+    double objective = 0, seconds = 0, peak_mib = 0;
   };
   std::vector<Row> rows;
   std::map<std::string, double> best;
@@ -154,30 +176,37 @@ int main(int argc, char** argv) {
       o.time_limit = time_limit;
       o.levels = {in.node_of};
       try {
+        reset_peak_memory();
         const RelabelResult r = relabel(*in.costs, in.grid, o);
+        row.peak_mib = peak_memory_mib();
         row.objective = r.after.value.primary;
         row.seconds = r.seconds;
         row.ran = r.algorithm;
         if (r.time_limited) row.note = "time limit";
+        if (r.seconds > 1.1 * time_limit) {
+          row.note += fmt::format("{}over budget: {:.2f}x the limit", row.note.empty() ? "" : "; ",
+                                  r.seconds / time_limit);
+        }
         auto it = best.find(in.name);
         if (it == best.end() || row.objective < it->second) best[in.name] = row.objective;
       } catch (const std::exception& e) {
         row.note = std::string("n/a: ") + e.what();
       }
-      std::cerr << fmt::format("{:<20} {:<12} {:>12.6g} {:>8.2f} s {}\n", row.instance, a,
-                               row.objective, row.seconds, row.note);
+      std::cerr << fmt::format("{:<20} {:<12} {:>12.6g} {:>8.2f} s {:>8.1f} MiB {}\n", row.instance,
+                               a, row.objective, row.seconds, row.peak_mib, row.note);
       rows.push_back(row);
     }
   }
 
   write_file_atomically(out_dir + "/relabel_quality.csv", [&](std::ostream& out) {
-    out << "instance,p,grid,algorithm,objective,ratio_to_best,seconds,note\n";
+    out << "instance,p,grid,algorithm,objective,ratio_to_best,seconds,peak_mib,note\n";
     for (const Row& r : rows) {
       const bool ran = r.note.rfind("n/a", 0) != 0 && r.note.rfind("skipped", 0) != 0;
       out << r.instance << ',' << r.p << ',' << r.grid << ',' << r.algorithm << ','
           << (ran ? fmt::format("{:.8g}", r.objective) : "") << ','
           << (ran ? fmt::format("{:.4f}", r.objective / best[r.instance]) : "") << ','
-          << (ran ? fmt::format("{:.3f}", r.seconds) : "") << ",\"" << r.note << "\"\n";
+          << (ran ? fmt::format("{:.3f}", r.seconds) : "") << ','
+          << (ran ? fmt::format("{:.1f}", r.peak_mib) : "") << ",\"" << r.note << "\"\n";
     }
   });
   write_file_atomically(out_dir + "/relabel_quality.md", [&](std::ostream& out) {
@@ -185,20 +214,23 @@ int main(int argc, char** argv) {
         << "`bazel run -c opt //bench:relabel_quality` (time limit " << time_limit
         << " s per run, one core, shared 2-core machine). Objective: sum over dimensions of "
            "the worst fibre's pair-cost sum (lower is better). Ratio: to the best answer "
-           "known for the instance (the planted layout or the best algorithm).\n\n";
+           "known for the instance (the planted layout or the best algorithm). Peak: the "
+           "process's resident memory at its highest during the run (the instance's costs "
+           "included).\n\n";
     for (const Instance& in : instances) {
       out << "## " << in.name << ": p = " << in.grid.size() << ", grid " << in.grid.to_string()
           << "\n\n"
           << in.what << ".";
       if (in.planted) out << fmt::format(" Planted (block) layout: {:.6g}.", *in.planted);
-      out << "\n\n| algorithm | objective | ratio to best | seconds | note "
-             "|\n|---|---:|---:|---:|---|\n";
+      out << "\n\n| algorithm | objective | ratio to best | seconds | peak MiB | note "
+             "|\n|---|---:|---:|---:|---:|---|\n";
       for (const Row& r : rows) {
         if (r.instance != in.name) continue;
         const bool ran = r.note.rfind("n/a", 0) != 0 && r.note.rfind("skipped", 0) != 0;
         out << "| " << r.algorithm << " | " << (ran ? fmt::format("{:.6g}", r.objective) : "-")
             << " | " << (ran ? fmt::format("{:.3f}", r.objective / best[r.instance]) : "-") << " | "
             << (ran ? fmt::format("{:.2f}", r.seconds) : "-") << " | "
+            << (ran ? fmt::format("{:.0f}", r.peak_mib) : "-") << " | "
             << (r.ran != r.algorithm ? r.ran + (r.note.empty() ? "" : "; ") : "") << r.note
             << " |\n";
       }

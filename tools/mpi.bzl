@@ -5,7 +5,8 @@ with the MPI GoogleTest main and one sh_test per rank count (x_np1, x_np2,
 ...), each running it under the configured launcher (mpirun for Open MPI,
 mpiexec for MPICH, smpirun for SMPI), plus a test_suite `x` with all of them.
 MPI tests are tagged "exclusive" (two cores, many ranks: one at a time) and
-"mpi" (so CI can select them); runs at 16 ranks or more also "mpi_large".
+"mpi" (so CI can select them); runs at 16 ranks or more also "mpi_large",
+runs at 1 to 3 ranks also "mpi_small".
 """
 
 DEFAULT_RANKS = [1, 2, 3, 4, 7, 8]
@@ -41,7 +42,9 @@ def mpi_launch_test(name, binary, ranks = DEFAULT_RANKS, args = [], data = [], s
             size = size,
             # 16 ranks and more on two cores: MPICH's busy polling makes
             # these the slowest tests by far; CI's MPICH step skips them.
-            tags = ["exclusive", "mpi"] + (["mpi_large"] if n >= 16 else []) + tags,
+            # 1 to 3 ranks: "mpi_small", the sanitizer builds' share.
+            tags = ["exclusive", "mpi"] + (["mpi_large"] if n >= 16 else []) +
+                   (["mpi_small"] if n <= 3 else []) + tags,
         )
         tests.append(":" + test_name)
     native.test_suite(name = name, tests = tests, tags = ["mpi"] + tags)

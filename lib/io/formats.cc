@@ -52,6 +52,7 @@ std::vector<T> read_square(TextReader& reader, int n, const std::string& what) {
     for (const Token& t : line.tokens) {
       const double v = reader.to_double(line, t);
       if (v < 0) reader.fail(line, &t, what + " entry " + t.text + " is negative");
+      if (v > kMaxCost) reader.fail(line, &t, what + " entry " + cost_too_large_message(v));
       if (v > static_cast<double>(std::numeric_limits<T>::max())) {
         reader.fail(line, &t, what + " entry " + t.text + " is too large");
       }
@@ -122,6 +123,7 @@ DenseCosts read_dense_costs(const std::string& path, Warnings* warnings) {
     for (const Token& t : line.tokens) {
       const double v = reader.to_double(line, t);
       if (v < 0) reader.fail(line, &t, "cost " + t.text + " is negative");
+      if (v > kMaxCost) reader.fail(line, &t, "cost " + cost_too_large_message(v));
       m.push_back(v);
     }
     ++rows;

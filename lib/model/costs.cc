@@ -29,6 +29,7 @@ void check_square_matrix(const char* name, const std::vector<T>& m, int n, bool 
       if (std::isnan(v)) fail(entry_name(name, i, j) + " is NaN");
       if (std::isinf(v)) fail(entry_name(name, i, j) + " is infinite");
       if (v < 0) fail(entry_name(name, i, j) + " is negative (" + std::to_string(v) + ")");
+      if (v > kMaxCost) fail(entry_name(name, i, j) + " " + cost_too_large_message(v));
       if (j > i && v != m[j * un + i]) {
         fail(entry_name(name, i, j) + " differs from " + entry_name(name, j, i) +
              ": costs must be symmetric");
@@ -41,6 +42,13 @@ void check_square_matrix(const char* name, const std::vector<T>& m, int n, bool 
 }
 
 }  // namespace
+
+std::string cost_too_large_message(double cost) {
+  std::ostringstream os;
+  os << "is " << cost << ", above the largest cost accepted (" << kMaxCost
+     << "): sums of such costs overflow; express costs in a larger unit";
+  return os.str();
+}
 
 DenseCosts::DenseCosts(int p, std::vector<double> row_major)
     : p_(p), values_(std::move(row_major)) {

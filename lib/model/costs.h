@@ -11,14 +11,24 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "lib/model/rank.h"
 
 namespace rankshape {
 
+/// Largest cost accepted. Objectives add up to about 1e16 costs (every
+/// pair of a fibre, every fibre, every dimension): below this, no sum
+/// overflows to infinity, where every labelling would look the same.
+constexpr double kMaxCost = 1e280;
+/// "is C, above the largest cost accepted (...)": the end of a message
+/// naming a cost above kMaxCost.
+std::string cost_too_large_message(double cost);
+
 /// Cost of communication between two ranks: symmetric, non-negative, finite,
-/// zero from a rank to itself. Units are the caller's (seconds, bytes/s^-1..).
+/// at most kMaxCost, zero from a rank to itself. Units are the caller's
+/// (seconds, bytes/s^-1..).
 class Costs {
  public:
   virtual ~Costs() = default;
@@ -39,7 +49,8 @@ class DenseCosts final : public Costs {
 
   /// Takes a row-major p x p matrix. Throws std::invalid_argument if the
   /// matrix is not square, not symmetric, has a non-zero diagonal, or holds a
-  /// negative, NaN or infinite entry (the message names the entry).
+  /// negative, NaN, infinite or above-kMaxCost entry (the message names the
+  /// entry).
   DenseCosts(int p, std::vector<double> row_major);
 
   /// For matrices symmetric, finite and non-negative by construction (the

@@ -1,8 +1,11 @@
 #include "lib/io/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <filesystem>
+#include <string>
 
 #include "tests/testing/files.h"
 
@@ -56,6 +59,47 @@ TEST(AtomicFileTest, AFailedRenameRemovesTheTemporary) {
     EXPECT_NE(std::string(e.what()).find("target_is_a_dir"), std::string::npos) << e.what();
   }
   EXPECT_EQ(files_in(dir), 1u);  // only the directory, no temporary left
+}
+
+TEST(AtomicFileTest, AReadOnlyLocationFailsCleanly) {
+  // /proc refuses new files even to root (chmod would not stop root).
+  const std::string path = "/proc/rankshape-atomic-file-test.txt";
+  try {
+    write_file_atomically(path, [](std::ostream& out) { out << "x\n"; });
+    FAIL() << "writing into /proc must fail";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(AtomicFileTest, AFullDiskLeavesTheOldFileAndNoTemporary) {
+  // A file-size limit fails writes past it the way a full disk does
+  // (EFBIG instead of ENOSPC); SIGXFSZ would otherwise end the process.
+  const std::string dir = scratch_path("atomic4");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/out.txt";
+  write_file_atomically(path, [](std::ostream& out) { out << "old\n"; });
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = saved;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  bool failed = false;
+  std::string message;
+  try {
+    write_file_atomically(path, [](std::ostream& out) { out << std::string(1 << 20, 'x'); });
+  } catch (const std::runtime_error& e) {
+    failed = true;
+    message = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(failed) << "a write past the limit must fail";
+  EXPECT_NE(message.find("write failed"), std::string::npos) << message;
+  EXPECT_EQ(read_all(path), "old\n");
+  EXPECT_EQ(files_in(dir), 1u);
 }
 
 }  // namespace

@@ -74,6 +74,8 @@ TEST(DenseFormatTest, RejectsBadInputWithLocation) {
   expect_input_error(read("d7", "0 1\n1 x\n"), "d7:2:3", "expected a number, got 'x'");
   expect_input_error(read("d8", "# only a comment\n\n"), "d8", "file is empty");
   expect_input_error(read("d9", "0 1e999\n1 0\n"), "d9:1:3", "out of range");
+  expect_input_error(read("d10", "0 1e300\n1e300 0\n"), "d10:1:3",
+                     "above the largest cost accepted");
   expect_input_error([] { read_dense_costs(scratch_path("missing.txt")); }, "missing.txt",
                      "cannot open");
   expect_input_error([&] { read_dense_costs(dir); }, "", "is a directory");
@@ -157,6 +159,8 @@ TEST(StructuredFormatTest, RejectsBadInputWithLocation) {
                      "core-costs row 1 has 1 values");
   expect_input_error(read("s4", replaced("1 1\nrack-costs", "1 2\nrack-costs")), "s4:12:3",
                      "outside [0, 1]");
+  expect_input_error(read("s4b", replaced("10 40\n40 10", "10 1e290\n1e290 10")), "s4b:14:4",
+                     "above the largest cost accepted");
   expect_input_error(read("s5", replaced("10 40\n40 10", "10 40\n41 10")), "s5",
                      "must be symmetric");
   expect_input_error(read("s6", replaced("3 0\n3 1\n", "3 0\n")), "s6",

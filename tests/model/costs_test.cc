@@ -25,6 +25,9 @@ TEST(DenseCostsTest, RejectsBadMatrices) {
   EXPECT_THROW(DenseCosts(2, {0, -1, -1, 0}), std::invalid_argument);
   EXPECT_THROW(DenseCosts(2, {0, nan, nan, 0}), std::invalid_argument);
   EXPECT_THROW(DenseCosts(2, {0, inf, inf, 0}), std::invalid_argument);
+  // Finite, but sums of them overflow: every labelling would look alike.
+  EXPECT_THROW(DenseCosts(2, {0, 1e300, 1e300, 0}), std::invalid_argument);
+  EXPECT_NO_THROW(DenseCosts(2, {0, kMaxCost, kMaxCost, 0}));
   EXPECT_THROW(DenseCosts(0, {}), std::invalid_argument);
   EXPECT_THROW(DenseCosts(DenseCosts::kMaxRanks + 1, {}), std::invalid_argument);
 }
