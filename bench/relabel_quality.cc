@@ -1,6 +1,6 @@
 // The relabelling quality table: instances x algorithms, with the objective
 // reached, its ratio to the best known answer, the seconds taken against
-// the time limit, and the process's peak memory during the run (one core,
+// the time limit, and the memory the run added at its peak (one core,
 // one run each; the machine is shared, so times are indicative).
 //   bazel run -c opt //bench:relabel_quality -- --out $PWD/bench/results
 // A short --time-limit (e.g. 1) shows whether every algorithm keeps to its
@@ -11,8 +11,11 @@
 // (hop counts 2/4/6), a 3-D torus of nodes (1 + hops between nodes), and a
 // noisy measured-style dense matrix; p from 64 to 65,536.
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -28,14 +31,14 @@ namespace rankshape {
 namespace {
 
 // Linux keeps the peak resident memory (VmHWM); writing 5 to clear_refs
-// resets it, so every run gets its own peak.
-void reset_peak_memory() { std::ofstream("/proc/self/clear_refs") << "5"; }
-
-double peak_memory_mib() {
+// resets it to the current size (VmRSS), so every run gets its own peak.
+// malloc_trim first hands the heap's free pages back, or a run would reuse
+// them unseen.
+double status_mib(const std::string& field) {
   std::ifstream status("/proc/self/status");
   std::string key;
   while (status >> key) {
-    if (key == "VmHWM:") {
+    if (key == field) {
       double kib = 0;
       status >> kib;
       return kib / 1024;
@@ -44,6 +47,15 @@ double peak_memory_mib() {
   }
   return 0;
 }
+
+// Returns the resident size now, the base that peak_over() subtracts.
+double reset_peak_memory() {
+  ::malloc_trim(0);
+  std::ofstream("/proc/self/clear_refs") << "5";
+  return status_mib("VmRSS:");
+}
+
+double peak_over(double base_mib) { return std::max(0.0, status_mib("VmHWM:") - base_mib); }
 
 struct Instance {
   std::string name;
@@ -176,9 +188,9 @@ int main(int argc, char** argv) {
       o.time_limit = time_limit;
       o.levels = {in.node_of};
       try {
-        reset_peak_memory();
+        const double base_mib = reset_peak_memory();
         const RelabelResult r = relabel(*in.costs, in.grid, o);
-        row.peak_mib = peak_memory_mib();
+        row.peak_mib = peak_over(base_mib);
         row.objective = r.after.value.primary;
         row.seconds = r.seconds;
         row.ran = r.algorithm;
@@ -192,14 +204,15 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         row.note = std::string("n/a: ") + e.what();
       }
-      std::cerr << fmt::format("{:<20} {:<12} {:>12.6g} {:>8.2f} s {:>8.1f} MiB {}\n", row.instance,
-                               a, row.objective, row.seconds, row.peak_mib, row.note);
+      std::cerr << fmt::format("{:<20} {:<12} {:>12.6g} {:>8.2f} s {:>8.1f} MiB added {}\n",
+                               row.instance, a, row.objective, row.seconds, row.peak_mib, row.note);
       rows.push_back(row);
     }
   }
 
+  std::filesystem::create_directories(out_dir);
   write_file_atomically(out_dir + "/relabel_quality.csv", [&](std::ostream& out) {
-    out << "instance,p,grid,algorithm,objective,ratio_to_best,seconds,peak_mib,note\n";
+    out << "instance,p,grid,algorithm,objective,ratio_to_best,seconds,peak_added_mib,note\n";
     for (const Row& r : rows) {
       const bool ran = r.note.rfind("n/a", 0) != 0 && r.note.rfind("skipped", 0) != 0;
       out << r.instance << ',' << r.p << ',' << r.grid << ',' << r.algorithm << ','
@@ -214,9 +227,9 @@ int main(int argc, char** argv) {
         << "`bazel run -c opt //bench:relabel_quality` (time limit " << time_limit
         << " s per run, one core, shared 2-core machine). Objective: sum over dimensions of "
            "the worst fibre's pair-cost sum (lower is better). Ratio: to the best answer "
-           "known for the instance (the planted layout or the best algorithm). Peak: the "
-           "process's resident memory at its highest during the run (the instance's costs "
-           "included).\n\n";
+           "known for the instance (the planted layout or the best algorithm). Peak MiB: "
+           "the resident memory the run added at its highest, over what the process held "
+           "before it (the instances' costs).\n\n";
     for (const Instance& in : instances) {
       out << "## " << in.name << ": p = " << in.grid.size() << ", grid " << in.grid.to_string()
           << "\n\n"

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "lib/io/formats.h"
-#include "lib/io/input_error.h"
 #include "lib/model/objective.h"
 #include "tests/fuzz/support.h"
 
@@ -53,21 +52,18 @@ void check_round_trip(const Costs& costs) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace rankshape;
-  const std::string path = fuzz::write_input(data, size);
-  std::unique_ptr<Costs> costs;
-  try {
+  const auto costs = fuzz::read_input(data, size, [](const std::string& path) {
     Warnings warnings;
-    costs = read_costs(path, &warnings);
-  } catch (const InputError&) {
-    return 0;
-  }
-  const int p = costs->size();
+    return read_costs(path, &warnings);
+  });
+  if (!costs) return 0;
+  const int p = (*costs)->size();
   fuzz::check(p >= 1, "costs of no ranks accepted");
   if (p > kCheckedRanks) return 0;
-  check_valid(*costs);
-  check_round_trip(*costs);
+  check_valid(**costs);
+  check_round_trip(**costs);
   // The objective on a 1-D grid sums every pair once.
-  const Evaluation e = evaluate(*costs, Grid({p}), Labelling::identity(p), ObjectiveSpec{});
+  const Evaluation e = evaluate(**costs, Grid({p}), Labelling::identity(p), ObjectiveSpec{});
   fuzz::check(std::isfinite(e.value.primary) && e.value.primary >= 0,
               "objective negative or not finite");
   return 0;

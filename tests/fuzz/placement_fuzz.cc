@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "lib/io/formats.h"
-#include "lib/io/input_error.h"
 #include "lib/io/launch_files.h"
 #include "tests/fuzz/support.h"
 
@@ -37,13 +36,9 @@ Labelling reversed(int p) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace rankshape;
-  const std::string path = fuzz::write_input(data, size);
-  std::optional<Placement> placement;
-  try {
-    placement = read_placement(path);
-  } catch (const InputError&) {
-    return 0;
-  }
+  const auto placement =
+      fuzz::read_input(data, size, [](const std::string& file) { return read_placement(file); });
+  if (!placement) return 0;
   const int p = placement->size();
   fuzz::check(p >= 1, "an empty placement accepted");
   const std::string written = fuzz::scratch_path("written");

@@ -40,8 +40,10 @@ const std::string& scratch_dir() {
 
 std::string scratch_path(const std::string& name) { return scratch_dir() + "/" + name; }
 
+std::string input_path() { return scratch_path("input"); }
+
 std::string write_input(const std::uint8_t* data, std::size_t size) {
-  const std::string path = scratch_path("input");
+  const std::string path = input_path();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   out.close();

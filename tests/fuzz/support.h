@@ -6,7 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "lib/io/input_error.h"
 
 namespace rankshape::fuzz {
 
@@ -15,8 +18,24 @@ namespace rankshape::fuzz {
 const std::string& scratch_dir();
 /// scratch_dir() + "/" + name.
 std::string scratch_path(const std::string& name);
-/// Writes the input to scratch_path("input") and returns that path.
+/// Where write_input() and read_input() put the input: scratch_path("input").
+std::string input_path();
+/// Writes the input to input_path() and returns that path.
 std::string write_input(const std::uint8_t* data, std::size_t size);
+
+/// read(path) of the input written to a file, or nothing when the reader
+/// refuses it the documented way (InputError); any other exception escapes
+/// and fails the run.
+template <class Read>
+auto read_input(const std::uint8_t* data, std::size_t size, Read read)
+    -> std::optional<decltype(read(std::string()))> {
+  const std::string path = write_input(data, size);
+  try {
+    return read(path);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
 
 /// Prints "fuzz check failed: what" and aborts when ok is false: a broken
 /// promise of the code under test, found by the fuzzer or replayed.
