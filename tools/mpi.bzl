@@ -38,7 +38,7 @@ def mpi_launch_test(name, binary, ranks = DEFAULT_RANKS, args = [], data = [], s
             name = test_name,
             srcs = ["//tools:run_mpi.sh"],
             args = [_LAUNCHER_ARG, str(n), "$(location %s)" % binary] + args,
-            data = [binary, "//data/platforms:ci-cluster.xml"] + data,
+            data = [binary, "//data/platforms:ci-cluster.xml", "//tools:lsan_mpi.supp"] + data,
             size = size,
             # 16 ranks and more on two cores: MPICH's busy polling makes
             # these the slowest tests by far; CI's MPICH step skips them.

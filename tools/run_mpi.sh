@@ -23,8 +23,10 @@ export RANKSHAPE_MPI_TEST_TIMEOUT=${RANKSHAPE_MPI_TEST_TIMEOUT:-$((budget > 20 ?
 # file; full stack unwinding, so that a suppression sees the library's
 # frames (it has no frame pointers).
 if [ -n "${RANKSHAPE_SANITIZER:-}" ]; then
-  here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-  export LSAN_OPTIONS=suppressions=$here/lsan_mpi.supp
+  # In the test's runfiles (mpi_launch_test's data), else beside the script.
+  supp=$PWD/tools/lsan_mpi.supp
+  [ -f "$supp" ] || supp=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lsan_mpi.supp
+  export LSAN_OPTIONS=suppressions=$supp
   export ASAN_OPTIONS=fast_unwind_on_malloc=0
   export UBSAN_OPTIONS=print_stacktrace=1
   # Open MPI 4.1.4's ring allreduce (ompi_coll_base_allreduce_intra_ring)

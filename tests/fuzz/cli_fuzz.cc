@@ -5,9 +5,10 @@
 // throws, and leaves no temporary file behind (outputs are written whole
 // or not at all).
 //
-// Every run happens inside the scratch folder: arguments holding a '/' are
-// skipped, so the files a command writes can only land there; they are
-// removed after each run and the input files written afresh before it.
+// Every run happens inside the scratch folder: inputs with an argument
+// holding a '/' are skipped, so the files a command writes can only land
+// there; they are removed after each run and the input files written
+// afresh before it.
 #include <unistd.h>
 
 #include <cstdint>
@@ -109,8 +110,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   if (args.size() > kMaxArgs) return 0;
+  // No '/': every file stays in the scratch folder. No ".tmp.": an output
+  // named like the atomic writer's temporaries would pass for a leftover.
   for (const std::string& a : args) {
-    if (a.find('/') != std::string::npos) return 0;
+    if (a.find('/') != std::string::npos || a.find(".tmp.") != std::string::npos) return 0;
   }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

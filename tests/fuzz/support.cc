@@ -13,9 +13,12 @@ namespace rankshape::fuzz {
 namespace {
 
 std::string make_scratch_dir() {
+  // Bazel's test folder when there is one (it is cleaned even after a
+  // crash); else memory-backed /dev/shm, since fuzzers write a file a run.
   std::string base = "/tmp";
   if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp) base = tmp;
   if (::access("/dev/shm", W_OK) == 0) base = "/dev/shm";
+  if (const char* test = std::getenv("TEST_TMPDIR"); test && *test) base = test;
   std::string dir = base + "/rankshape-fuzz-XXXXXX";
   if (!::mkdtemp(dir.data())) throw std::runtime_error("cannot create a scratch folder in " + base);
   return dir;

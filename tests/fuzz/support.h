@@ -13,8 +13,8 @@
 
 namespace rankshape::fuzz {
 
-/// A folder of this process's own (in /dev/shm when there is one: fuzzers
-/// write a file per run), removed when the process exits normally.
+/// A folder of this process's own (in TEST_TMPDIR under Bazel, else in
+/// /dev/shm when there is one), removed when the process exits normally.
 const std::string& scratch_dir();
 /// scratch_dir() + "/" + name.
 std::string scratch_path(const std::string& name);
