@@ -18,9 +18,9 @@ limit=${TEST_TIMEOUT:-300}
 budget=$((limit > 30 ? limit - 15 : limit * 2 / 3))
 export RANKSHAPE_MPI_TEST_TIMEOUT=${RANKSHAPE_MPI_TEST_TIMEOUT:-$((budget > 20 ? budget - 10 : budget))}
 
-# Sanitizer builds (--config=sanitize sets RANKSHAPE_SANITIZER): leaks
-# inside the MPI library are suppressed, each for a reason given in the
-# file; full stack unwinding, so that a suppression sees the library's
+# Sanitizer builds (--config=sanitize sets RANKSHAPE_SANITIZER): the leaks
+# named in lsan_mpi.supp are suppressed, each for the reason given there;
+# full stack unwinding, so that a suppression sees the MPI library's
 # frames (it has no frame pointers).
 if [ -n "${RANKSHAPE_SANITIZER:-}" ]; then
   # In the test's runfiles (mpi_launch_test's data), else beside the script.
