@@ -123,25 +123,17 @@ namespace {
 
 void split(const Costs& costs, const Grid& grid, int k, const std::vector<int>& ranks, int first,
            std::uint64_t seed, const Deadline& deadline, std::vector<OldRank>& perm) {
-  if (k == grid.ndims() || ranks.size() == 1) {
+  // Out of time: the splits made so far stand, the ranks of each group keep
+  // their order (one more METIS call could take a good part of the budget).
+  if (k == grid.ndims() || ranks.size() == 1 || deadline.passed()) {
     for (std::size_t i = 0; i < ranks.size(); ++i) perm[first + i] = OldRank(ranks[i]);
     return;
   }
   const int parts = grid.dim(k);
   const int size = static_cast<int>(ranks.size()) / parts;
-  // Out of time: the splits made so far stand, and each group is cut in
-  // its current order (one more METIS call could take a good part of the
-  // budget again).
-  std::vector<std::vector<int>> groups;
-  if (parts == 1) {
-    groups = {ranks};
-  } else if (deadline.passed()) {
-    for (int j = 0; j < parts; ++j) {
-      groups.emplace_back(ranks.begin() + j * size, ranks.begin() + (j + 1) * size);
-    }
-  } else {
-    groups = metis_split(costs, ranks, parts, seed + static_cast<std::uint64_t>(k), deadline);
-  }
+  const std::vector<std::vector<int>> groups =
+      parts == 1 ? std::vector<std::vector<int>>{ranks}
+                 : metis_split(costs, ranks, parts, seed + static_cast<std::uint64_t>(k), deadline);
   for (int j = 0; j < parts; ++j) {
     split(costs, grid, k + 1, groups[j], first + j * size, seed, deadline, perm);
   }

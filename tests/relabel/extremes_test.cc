@@ -49,12 +49,6 @@ double run_all(const Costs& costs, const Grid& grid, const std::vector<int>& nod
   return best;
 }
 
-std::vector<int> nodes_of(const StructuredCosts& costs) {
-  std::vector<int> node(static_cast<std::size_t>(costs.size()));
-  for (int r = 0; r < costs.size(); ++r) node[r] = costs.location(OldRank(r)).node;
-  return node;
-}
-
 TEST(ExtremesTest, AllEqualCostsLeaveNothingToGain) {
   const int p = 24;
   std::vector<double> m(static_cast<std::size_t>(p) * p, 3.5);
@@ -78,7 +72,7 @@ TEST(ExtremesTest, CostsSpanningTwelveOrdersOfMagnitude) {
   const Grid grid({4, 4, 4});
   const double planted =
       evaluate(s.costs, grid, block_order(s.costs), ObjectiveSpec{}).value.primary;
-  const double best = run_all(s.costs, grid, nodes_of(s.costs), "twelve orders");
+  const double best = run_all(s.costs, grid, machine_levels(s.costs)[0], "twelve orders");
   // The searches find the planted layout: no cost is lost to rounding.
   EXPECT_LE(best, planted * (1 + 1e-9));
   // Files keep every value exactly, dense and structured.
@@ -108,7 +102,7 @@ TEST(ExtremesTest, OneNodeOnlyAndOneRankPerNode) {
     MachineSpec m = machine_shape(1, nodes, 1, cores, RankOrder::kRandom);
     const SyntheticMachine s = generate_machine(m);
     const Grid grid(dims);
-    run_all(s.costs, grid, nodes_of(s.costs),
+    run_all(s.costs, grid, machine_levels(s.costs)[0],
             std::to_string(nodes) + " nodes x " + std::to_string(cores) + " cores, grid " +
                 grid.to_string());
   }
