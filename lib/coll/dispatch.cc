@@ -98,23 +98,42 @@ int delete_context(MPI_Comm, int, void* attribute, void*) {
   return MPI_SUCCESS;
 }
 
+// The two attribute keys: contexts on their communicators, and the
+// MPI_COMM_SELF attribute whose deletion at MPI_Finalize frees what is left.
+struct Keyvals {
+  int context = MPI_KEYVAL_INVALID;
+  int finalize = MPI_KEYVAL_INVALID;
+};
+Keyvals& keyvals() {
+  static Keyvals k;
+  return k;
+}
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still
+// works: free every context left (their communicators too) and both keys.
+// Freeing a key whose attributes are still set is allowed; MPI releases it
+// once they are gone.
 int delete_all(MPI_Comm, int, void*, void*) {
   for (Context* c : alive()) delete c;
   alive().clear();
-  return MPI_SUCCESS;
+  Keyvals& k = keyvals();
+  int status = MPI_Comm_free_keyval(&k.context);
+  if (status == MPI_SUCCESS) status = MPI_Comm_free_keyval(&k.finalize);
+  return status;
 }
 
 int context_keyval() {
-  static const int keyval = [] {
-    int k = MPI_KEYVAL_INVALID, self = MPI_KEYVAL_INVALID;
-    mpi::check(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &k, nullptr),
+  Keyvals& k = keyvals();
+  static const bool created = [&k] {  // once, even with threads
+    mpi::check(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &k.context, nullptr),
                "MPI_Comm_create_keyval");
-    mpi::check(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_all, &self, nullptr),
+    mpi::check(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_all, &k.finalize, nullptr),
                "MPI_Comm_create_keyval");
-    mpi::check(MPI_Comm_set_attr(MPI_COMM_SELF, self, nullptr), "MPI_Comm_set_attr");
-    return k;
+    mpi::check(MPI_Comm_set_attr(MPI_COMM_SELF, k.finalize, nullptr), "MPI_Comm_set_attr");
+    return true;
   }();
-  return keyval;
+  (void)created;
+  return k.context;
 }
 
 Context* find(MPI_Comm comm) {

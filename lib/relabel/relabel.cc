@@ -188,7 +188,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
   const int p = grid.size();
   SplitMix64 rng(o.seed);
   SearchStats stats;
-  RelabelResult result{Labelling::identity(p), o.algorithm, 0, false, 0, {}, {}};
+  RelabelResult result{Labelling::identity(p), o.algorithm, 0, false, 0, {}, {}, 0};
   result.before = evaluate(costs, grid, result.labelling, o.objective);
 
   const std::string& a = o.algorithm;
@@ -207,10 +207,15 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
   } else if (a == "metis") {
     result.labelling = metis_layout(costs, grid, o.seed, deadline);
   } else if (a == "scotch") {
-    ScotchOutcome s = scotch_map(costs, grid, o.seed);
-    result.labelling = std::move(s.labelling);
-    result.algorithm = "scotch(" + s.target +
-                       (s.repaired ? ", " + std::to_string(s.repaired) + " moved" : "") + ")";
+    if (std::optional<ScotchOutcome> s = scotch_map_within(
+            costs, grid, o.seed, deadline.remaining(), &result.child_peak_bytes)) {
+      result.labelling = std::move(s->labelling);
+      result.algorithm = "scotch(" + s->target +
+                         (s->repaired ? ", " + std::to_string(s->repaired) + " moved" : "") + ")";
+    } else {
+      result.algorithm = "scotch(stopped at the time limit: identity kept)";
+      stats.time_limited = true;
+    }
   } else if (a == "brute-force") {
     result.labelling = brute_force(costs, grid, o.objective);
   } else if (a == "hill-climb") {

@@ -22,6 +22,7 @@
 #ifndef RANKSHAPE_LIB_RELABEL_RELABEL_H_
 #define RANKSHAPE_LIB_RELABEL_RELABEL_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -53,6 +54,10 @@ struct RelabelResult {
   std::int64_t evaluations = 0;  // incremental move evaluations
   Evaluation before;             // identity
   Evaluation after;
+  /// Peak resident memory of the child process the run used (Scotch runs
+  /// in one, so that its time limit holds), pages shared with this process
+  /// included; 0 when there was none.
+  std::size_t child_peak_bytes = 0;
 };
 
 /// Names accepted in RelabelOptions::algorithm.

@@ -11,6 +11,9 @@
 #include <scotch/scotch.h>
 
 #include <cstdint>
+#include <cstring>
+
+#include "lib/relabel/in_child.h"
 
 namespace rankshape {
 namespace {
@@ -59,7 +62,55 @@ std::vector<SCOTCH_Num> integer_costs(const std::vector<double>& costs) {
   return out;
 }
 
+// The child's answer: repaired, the target's length, the target, then the
+// old rank at each position (native ints: parent and child are one binary).
+std::string encode(const ScotchOutcome& o) {
+  std::string bytes;
+  const auto put = [&bytes](std::int32_t v) {
+    bytes.append(reinterpret_cast<const char*>(&v), sizeof v);
+  };
+  put(o.repaired);
+  put(static_cast<std::int32_t>(o.target.size()));
+  bytes += o.target;
+  for (const OldRank& r : o.labelling.old_ranks()) put(r.value());
+  return bytes;
+}
+
+ScotchOutcome decode(const std::string& bytes, int p) {
+  std::size_t at = 0;
+  const auto get = [&]() {
+    std::int32_t v = 0;
+    if (at + sizeof v > bytes.size()) throw std::runtime_error("Scotch's child answer is short");
+    std::memcpy(&v, bytes.data() + at, sizeof v);
+    at += sizeof v;
+    return v;
+  };
+  ScotchOutcome o{Labelling::identity(p), 0, ""};
+  o.repaired = get();
+  const std::int32_t length = get();
+  if (length < 0 || at + static_cast<std::size_t>(length) > bytes.size()) {
+    throw std::runtime_error("Scotch's child answer is short");
+  }
+  o.target = bytes.substr(at, static_cast<std::size_t>(length));
+  at += static_cast<std::size_t>(length);
+  std::vector<OldRank> perm;
+  perm.reserve(static_cast<std::size_t>(p));
+  for (int x = 0; x < p; ++x) perm.push_back(OldRank(get()));
+  if (at != bytes.size()) throw std::runtime_error("Scotch's child answer is too long");
+  o.labelling = Labelling(std::move(perm));
+  return o;
+}
+
 }  // namespace
+
+std::optional<ScotchOutcome> scotch_map_within(const Costs& costs, const Grid& grid,
+                                               std::uint64_t seed, double seconds,
+                                               std::size_t* child_peak_bytes) {
+  const ChildRun run = run_in_child([&] { return encode(scotch_map(costs, grid, seed)); }, seconds);
+  if (child_peak_bytes) *child_peak_bytes = run.peak_rss_bytes;
+  if (!run.answer) return std::nullopt;
+  return decode(*run.answer, grid.size());
+}
 
 ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t seed) {
   const int p = grid.size();

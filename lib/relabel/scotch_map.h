@@ -9,7 +9,10 @@
 #ifndef RANKSHAPE_LIB_RELABEL_SCOTCH_MAP_H_
 #define RANKSHAPE_LIB_RELABEL_SCOTCH_MAP_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "lib/model/costs.h"
 #include "lib/model/grid.h"
@@ -31,6 +34,15 @@ struct ScotchOutcome {
 /// (node-to-node matrices, or dense costs above kMaxScotchDense), and
 /// std::runtime_error naming the Scotch call that failed.
 ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t seed);
+
+/// scotch_map() in a child process killed after `seconds` (in_child.h), so
+/// that a time budget holds although Scotch's mapping is one call that
+/// cannot stop early: nothing when it did not finish in time. Throws what
+/// scotch_map() throws. `child_peak_bytes`, when given, receives the child's
+/// peak resident memory.
+std::optional<ScotchOutcome> scotch_map_within(const Costs& costs, const Grid& grid,
+                                               std::uint64_t seed, double seconds,
+                                               std::size_t* child_peak_bytes = nullptr);
 
 }  // namespace rankshape
 

@@ -62,7 +62,13 @@ SyntheticMachine generate_machine(const MachineSpec& m) {
   const std::int64_t nodes64 = static_cast<std::int64_t>(m.racks) * m.nodes_per_rack;
   check(cores64 <= kMaxCoresPerNode,
         "at most " + std::to_string(kMaxCoresPerNode) + " cores per node are supported");
-  check(nodes64 <= INT32_MAX / cores64, "the machine has more than 2^31-1 cores");
+  check(m.racks <= kMaxRacks, "at most " + std::to_string(kMaxRacks) +
+                                  " racks are supported (the rack-to-rack matrix is racks^2 "
+                                  "costs); group racks into larger ones");
+  check(nodes64 <= kMaxSyntheticRanks / cores64,
+        "at most " + std::to_string(kMaxSyntheticRanks) + " ranks are supported, asked for " +
+            std::to_string(nodes64) + " nodes x " + std::to_string(cores64) +
+            " cores; every rank needs a location and a host name in memory");
   check(m.noise == 0 || nodes64 <= kMaxNoisyNodes,
         "noise needs a full node-to-node matrix; at most " + std::to_string(kMaxNoisyNodes) +
             " nodes are supported with noise");

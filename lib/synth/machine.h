@@ -65,14 +65,17 @@ struct SyntheticMachine {
   Placement placement;  // host names "r<rack>n<node>" (or "n<node>" with one rack)
 };
 
-/// Limits that keep the generated matrices in memory: the core matrix is
-/// cores^2 doubles (128 MiB at the limit), the noisy node matrix nodes^2
-/// floats (1 GiB at the limit).
+/// Limits that keep the generated machine in memory: the core matrix is
+/// cores^2 doubles (128 MiB at the limit), the rack matrix racks^2 doubles
+/// (128 MiB), the noisy node matrix nodes^2 floats (1 GiB), and every rank
+/// has a location and a host name (about 100 bytes, 400 MiB at the limit).
 constexpr std::int64_t kMaxCoresPerNode = 4096;
+constexpr std::int64_t kMaxRacks = 4096;
 constexpr std::int64_t kMaxNoisyNodes = 16384;
+constexpr std::int64_t kMaxSyntheticRanks = std::int64_t{1} << 22;
 
 /// Throws std::invalid_argument for non-positive counts, negative costs,
-/// noise outside [0, 1), more than 2^31-1 cores, or the limits above.
+/// noise outside [0, 1), or the limits above.
 SyntheticMachine generate_machine(const MachineSpec& spec);
 
 /// The labelling that lists ranks in machine order (node by node, core by

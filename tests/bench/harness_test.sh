@@ -48,6 +48,10 @@ if float(identity["objective"]) > 0:
     assert float(identity["objective_vs_identity"]) == 1, identity
 else:
     assert identity["objective_vs_identity"] == "", identity
+# Scotch runs in a forked child (killed at the time limit): it must work
+# inside an MPI rank under every launcher, SMPI's simulator included.
+scotch = by_name["scotch"]
+assert scotch["status"] == "ok" and scotch["algorithm"].startswith("scotch("), scotch
 # TreeMatch exists only in Open MPI; elsewhere it is skipped, with the reason.
 tm = by_name["treematch"]["status"]
 assert (tm == "ok") == (launcher == "openmpi"), tm

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
+#include <string>
 
 namespace rankshape {
 namespace {
@@ -125,6 +127,24 @@ TEST(SyntheticMachineTest, RejectsBadSpecs) {
   m.nodes_per_rack = 20000;
   m.noise = 0.1;
   EXPECT_THROW(generate_machine(m), std::invalid_argument);  // node matrix too big
+  // Valid counts whose machine would not fit are refused before allocating,
+  // with what is too large in the message.
+  const auto message = [](const MachineSpec& spec) {
+    try {
+      generate_machine(spec);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  m = header_example();
+  m.racks = 100000;  // 80 GB of rack costs
+  EXPECT_NE(message(m).find("racks are supported"), std::string::npos) << message(m);
+  m = header_example();
+  m.racks = 1;
+  m.nodes_per_rack = 1 << 20;
+  m.cores_per_socket = 64;  // 2^26 ranks
+  EXPECT_NE(message(m).find("ranks are supported"), std::string::npos) << message(m);
   EXPECT_EQ(parse_rank_order("round-robin"), RankOrder::kRoundRobin);
   EXPECT_THROW(parse_rank_order("spiral"), std::invalid_argument);
 }
