@@ -38,11 +38,12 @@ def mpi_launch_test(name, binary, ranks = DEFAULT_RANKS, args = [], data = [], s
             name = test_name,
             srcs = ["//tools:run_mpi.sh"],
             args = [_LAUNCHER_ARG, str(n), "$(location %s)" % binary] + args,
-            data = [binary, "//data/platforms:ci-cluster.xml", "//tools:lsan_mpi.supp"] + data,
+            data = [binary, "//data/platforms:ci-cluster.xml", "//tools:sanitizer_env"] + data,
             size = size,
             # 16 ranks and more on two cores: MPICH's busy polling makes
             # these the slowest tests by far; CI's MPICH step skips them.
-            # 1 to 3 ranks: "mpi_small", the sanitizer builds' share.
+            # 1 to 3 ranks: "mpi_small", the sanitizer builds' share (with
+            # the shorter script-driven tests, tagged so in their BUILD).
             tags = ["exclusive", "mpi"] + (["mpi_large"] if n >= 16 else []) +
                    (["mpi_small"] if n <= 3 else []) + tags,
         )

@@ -18,22 +18,11 @@ limit=${TEST_TIMEOUT:-300}
 budget=$((limit > 30 ? limit - 15 : limit * 2 / 3))
 export RANKSHAPE_MPI_TEST_TIMEOUT=${RANKSHAPE_MPI_TEST_TIMEOUT:-$((budget > 20 ? budget - 10 : budget))}
 
-# Sanitizer builds (--config=sanitize sets RANKSHAPE_SANITIZER): the leaks
-# named in lsan_mpi.supp are suppressed, each for the reason given there;
-# full stack unwinding, so that a suppression sees the MPI library's
-# frames (it has no frame pointers).
-if [ -n "${RANKSHAPE_SANITIZER:-}" ]; then
-  # In the test's runfiles (mpi_launch_test's data), else beside the script.
-  supp=$PWD/tools/lsan_mpi.supp
-  [ -f "$supp" ] || supp=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lsan_mpi.supp
-  export LSAN_OPTIONS=suppressions=$supp
-  export ASAN_OPTIONS=fast_unwind_on_malloc=0
-  export UBSAN_OPTIONS=print_stacktrace=1
-  # Open MPI 4.1.4's ring allreduce (ompi_coll_base_allreduce_intra_ring)
-  # writes 4 bytes past a buffer it allocates itself (ASan, 2 ranks, ints);
-  # recursive doubling is clean.
-  export OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_allreduce_algorithm=3
-fi
+# Sanitizer builds (--config=sanitize): the ranks' settings. From the
+# runfiles root when run as a test, else from beside this script.
+env_file=$PWD/tools/sanitizer_env.sh
+[ -f "$env_file" ] || env_file=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/sanitizer_env.sh
+source "$env_file"
 
 case $launcher in
   openmpi)

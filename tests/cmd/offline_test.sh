@@ -5,6 +5,8 @@
 # gives it (new rank i where old rank perm[i] was measured).
 #   offline_test.sh LAUNCHER MEASURE RELABEL WHEREAMI
 set -u
+# The sanitizers' settings for the ranks, under --config=sanitize.
+source tools/sanitizer_env.sh
 launcher=$1 measure=$2 relabel=$3 whereami=$4
 np=4
 failures=0

@@ -14,6 +14,8 @@
 # Also, at 4 ranks: the default cost source (auto) and a missing cost file.
 #   cart_dropin_test.sh LAUNCHER PROGRAM LINKED_PROGRAM PRELOAD_SO EVALUATE
 set -u
+# The sanitizers' settings for the ranks, under --config=sanitize.
+source tools/sanitizer_env.sh
 launcher=$1 program=$2 linked=$3 preload=$4 evaluate=$5
 if [ "$launcher" = smpi ]; then
   # smpirun loads programs as shared objects into the simulator, so

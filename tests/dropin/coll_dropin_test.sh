@@ -28,6 +28,8 @@
 # wrong by itself (inter-communicators, allgather with differing types).
 #   coll_dropin_test.sh LAUNCHER PROGRAM LINKED_PROGRAM PRELOAD_SO PLATFORM
 set -u
+# The sanitizers' settings for the ranks, under --config=sanitize.
+source tools/sanitizer_env.sh
 launcher=$1 program=$2 linked=$3 preload=$4 platform=$5
 preload=$(realpath "$preload")
 failures=0
