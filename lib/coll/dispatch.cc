@@ -243,6 +243,9 @@ const Hierarchy* decide(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op 
   int inter = 0;
   mpi::check(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
   if (inter) return nullptr;
+  // MPI_Finalize has freed the keys (another library's MPI_COMM_SELF
+  // callback, run after ours, may still call a collective): native.
+  if (context_keyval() == MPI_KEYVAL_INVALID) return nullptr;
   Context* context = find(comm);
   if (!context) context = attach(comm, build(comm, {}));
   if (!context->hierarchy) return nullptr;

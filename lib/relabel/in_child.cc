@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -53,16 +54,23 @@ bool write_all(int fd, const char* data, std::size_t size) {
 }
 
 // Waits for the child; returns its status and records its peak memory.
+// A status no child gives: the child was reaped by someone else (the
+// program ignores SIGCHLD or waits for every child itself).
+constexpr int kNotReaped = -1;
+
 int reap(pid_t pid, ChildRun& run) {
   int status = 0;
   rusage usage{};
-  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  pid_t got;
+  while ((got = wait4(pid, &status, 0, &usage)) < 0 && errno == EINTR) {
   }
+  if (got != pid) return kNotReaped;
   run.peak_rss_bytes = static_cast<std::size_t>(usage.ru_maxrss) * 1024;  // ru_maxrss is in KiB
   return status;
 }
 
 std::string describe(int status) {
+  if (status == kNotReaped) return "was reaped elsewhere";
   if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   return "ended abnormally";
@@ -90,6 +98,10 @@ ChildRun run_in_child(const std::function<std::string()>& work, double seconds) 
   }
   if (pid == 0) {
     close(fds[0]);
+    // Die with the parent (a rank killed by MPI_Abort or the launcher)
+    // instead of computing on for nobody; the parent may be gone already.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) _exit(1);
     child(fds[1], work);
   }
   close(fds[1]);

@@ -29,9 +29,11 @@ struct ChildRun {
 /// answering (a crash, the OOM killer) gives std::runtime_error.
 ///
 /// work() runs in a copy of this process with only the calling thread: it
-/// must not use MPI or wait for another thread. The child leaves through
-/// _exit, so no destructor, atexit handler or stdio flush of the parent's
-/// runs twice.
+/// must not use MPI or wait for another thread, and in a process with
+/// other threads (an MPI rank's progress threads) it relies on glibc's
+/// fork handling of malloc's locks. The child dies with its parent, and
+/// leaves through _exit, so no destructor, atexit handler or stdio flush
+/// of the parent's runs twice.
 ChildRun run_in_child(const std::function<std::string()>& work, double seconds);
 
 }  // namespace rankshape

@@ -2,8 +2,10 @@
 #include "lib/relabel/in_child.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -50,15 +52,22 @@ TEST(InChildTest, DeadlineKillsAComputationThatNeverEnds) {
 }
 
 TEST(InChildTest, NoTimeMeansNoAnswer) {
-  bool ran = false;
-  EXPECT_FALSE(run_in_child(
-                   [&ran] {
-                     ran = true;
-                     return std::string("late");
-                   },
-                   0)
-                   .answer.has_value());
-  EXPECT_FALSE(ran);
+  // Not even started: a child would have been killed and reaped (below).
+  const ChildRun run = run_in_child([] { return std::string("late"); }, 0);
+  EXPECT_FALSE(run.answer.has_value());
+  EXPECT_EQ(run.peak_rss_bytes, 0u);
+}
+
+TEST(InChildTest, LeavesNoChildBehind) {
+  run_in_child(
+      []() -> std::string {
+        for (;;) pause();
+      },
+      0.1);
+  run_in_child([] { return std::string("x"); }, 60);
+  int status = 0;
+  EXPECT_EQ(waitpid(-1, &status, WNOHANG), -1);  // no child left, reaped or running
+  EXPECT_EQ(errno, ECHILD);
 }
 
 TEST(InChildTest, ExceptionsComeBackWithTheirKindAndMessage) {
