@@ -11,11 +11,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
-#include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
+
+#include "lib/relabel/deadline.h"
 
 namespace rankshape {
 namespace {
@@ -81,10 +82,7 @@ std::string describe(int status) {
 ChildRun run_in_child(const std::function<std::string()>& work, double seconds) {
   ChildRun run;
   if (!(seconds > 0)) return run;
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point end =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(std::min(seconds, 1e9)));
+  const Deadline deadline(seconds);
   int fds[2];
   const pid_t pid = pipe2(fds, O_CLOEXEC) == 0 ? fork() : -2;
   if (pid < 0) {
@@ -111,13 +109,14 @@ ChildRun run_in_child(const std::function<std::string()>& work, double seconds) 
   bool timed_out = false;
   std::vector<char> buffer(1 << 16);  // on the heap: SMPI ranks have small stacks
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now());
-    if (left.count() <= 0) {
+    if (deadline.passed()) {
       timed_out = true;
       break;
     }
+    // Rounded up, so that a last fraction of a millisecond is not a busy loop.
+    const double left_ms = std::ceil(deadline.remaining() * 1000);
     pollfd p{fds[0], POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1 << 30)));
+    const int ready = poll(&p, 1, static_cast<int>(std::min(left_ms, double{1 << 30})));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) {
       const int e = errno;
