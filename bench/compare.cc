@@ -32,19 +32,30 @@
 //   summa             lib/matmul's SUMMA, panel --panel (2-dim grids).
 // The prediction a kernel's time is set against: the worst fibre cost of
 // its dimension for a fibre collective along one dimension, the objective
-// for every dimension in turn and for the products.
+// for every dimension in turn and for the products. The second prediction,
+// the link load (lib/model/link_load.h), counts what the fibres of a
+// dimension send at once through the links a node or rack shares, which
+// pair costs measured one message at a time do not see: the dimension's
+// link load, or their sum. Its levels are the ones the costs know (nodes,
+// racks), then those found in the costs by their largest jump.
 //
 // Output (rank 0, each file written atomically):
 //   DIR/orderings.csv  ordering,algorithm,status,objective,objective_vs_identity,
 //                      relabel_seconds,time_limited
-//   DIR/kernels.csv    ordering,kernel,impl,dim,bytes,seconds,speedup_vs_identity,predicted
+//   DIR/kernels.csv    ordering,kernel,impl,dim,bytes,seconds,speedup_vs_identity,predicted,
+//                      link_load
 //                      (dim -1: every dimension in turn; for the products,
 //                      dim -1 and bytes = n)
 //   DIR/summary.json   the run (testbed, ranks, grid, costs, timings) and, per
 //                      kernel row, Spearman's rank correlation between
-//                      predicted and measured time over the orderings
+//                      predicted and measured time over the orderings (and
+//                      between link load and time); the levels of links
 //   DIR/heatmap-ORDERING.png  the costs in each ordering, fibre boundaries
 //                      marked (--heatmaps)
+//   DIR/costs.txt      the costs used (structured when the source knows the
+//                      machine, else dense), and
+//   DIR/labelling-ORDERING.txt  each ordering, for cmd/evaluate to score
+//                      offline (e.g. under another objective)
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -63,9 +74,11 @@
 #include "cmd/mpi_main.h"
 #include "lib/coll/workload.h"
 #include "lib/io/atomic_file.h"
+#include "lib/io/formats.h"
 #include "lib/matmul/grid_comm.h"
 #include "lib/matmul/mm3d.h"
 #include "lib/matmul/summa.h"
+#include "lib/model/link_load.h"
 #include "lib/mpi/communicator.h"
 #include "lib/relabel/relabel.h"
 #include "lib/report/heatmap.h"
@@ -113,6 +126,7 @@ struct Ordering {
   double relabel_seconds = 0;
   bool time_limited = false;
   Evaluation evaluation;
+  std::vector<double> link_load;  // per dimension
 };
 
 struct KernelRow {
@@ -121,6 +135,7 @@ struct KernelRow {
   std::int64_t bytes = 0;
   double seconds = 0;
   double predicted = 0;
+  double link_load = 0;
 };
 
 void bcast_string(const mpi::Communicator& comm, std::string& s, int root) {
@@ -241,6 +256,8 @@ Block filled(const Piece& p, bool values) {
 std::vector<KernelRow> time_kernels(const ShapedComm& s, const Ordering& o, const Args& a) {
   std::vector<KernelRow> rows;
   const Grid& grid = s.grid();
+  double links = 0;  // every dimension in turn
+  for (double l : o.link_load) links += l;
   const MPI_Comm all = s.comm().get();
   const auto wants = [&](const std::vector<std::string>& list, const std::string& what) {
     return std::find(list.begin(), list.end(), what) != list.end();
@@ -257,7 +274,8 @@ std::vector<KernelRow> time_kernels(const ShapedComm& s, const Ordering& o, cons
           const double t = coll::time_collective(
               all, a.warmup, a.reps, [&] { native ? w.run_native() : w.run_dispatched(); });
           rows.push_back({o.name, name, impl, k, bytes, t,
-                          o.evaluation.dimensions[static_cast<std::size_t>(k)].worst});
+                          o.evaluation.dimensions[static_cast<std::size_t>(k)].worst,
+                          o.link_load[static_cast<std::size_t>(k)]});
         }
       }
     }
@@ -275,7 +293,7 @@ std::vector<KernelRow> time_kernels(const ShapedComm& s, const Ordering& o, cons
         const double t = coll::time_collective(all, a.warmup, a.reps, [&] {
           for (coll::Workload& w : steps) native ? w.run_native() : w.run_dispatched();
         });
-        rows.push_back({o.name, name, impl, -1, bytes, t, o.evaluation.value.primary});
+        rows.push_back({o.name, name, impl, -1, bytes, t, o.evaluation.value.primary, links});
       }
     }
   }
@@ -288,7 +306,7 @@ std::vector<KernelRow> time_kernels(const ShapedComm& s, const Ordering& o, cons
     const Block pb = filled(matmul::piece_b_3d(ms, g.dims(), g.coords()), compute);
     const double t = coll::time_collective(
         all, a.warmup, a.reps, [&] { matmul::multiply_3d(g, ms, pa, pb, nullptr, compute); });
-    rows.push_back({o.name, "mm3d", "rankshape", -1, n, t, o.evaluation.value.primary});
+    rows.push_back({o.name, "mm3d", "rankshape", -1, n, t, o.evaluation.value.primary, links});
   }
   if (wants(a.kernels, "summa") && grid.ndims() == 2) {
     const GridComm g = GridComm::shaped(s);
@@ -299,7 +317,7 @@ std::vector<KernelRow> time_kernels(const ShapedComm& s, const Ordering& o, cons
     const double t = coll::time_collective(all, a.warmup, a.reps, [&] {
       matmul::summa(g, n, n, n, pa, pb, a.panel, nullptr, compute);
     });
-    rows.push_back({o.name, "summa", "rankshape", -1, n, t, o.evaluation.value.primary});
+    rows.push_back({o.name, "summa", "rankshape", -1, n, t, o.evaluation.value.primary, links});
   }
   return rows;
 }
@@ -381,6 +399,13 @@ int run(const Args& a) {
         grid->to_string(), costs.source, costs.seconds, costs.levels.size());
   }
 
+  const std::vector<LinkLevel> link_levels_found = link_levels(*costs.costs, costs.levels);
+  if (comm.rank() == 0) {
+    for (const LinkLevel& l : link_levels_found) {
+      say("compare: links shared by {} groups ({}), one message between two {:.4g}\n", l.groups,
+          l.detected ? "found in the costs" : "known", l.flow_cost);
+    }
+  }
   std::vector<Ordering> orderings;
   for (const std::string& name : a.orderings) {
     if (name == "treematch" && !a.treematch_failed.empty()) {
@@ -393,7 +418,10 @@ int run(const Args& a) {
                                               : engine_ordering(comm, name, costs, *grid, a));
     }
     Ordering& o = orderings.back();
-    if (o.labelling) o.evaluation = evaluate(*costs.costs, *grid, *o.labelling, so.objective);
+    if (o.labelling) {
+      o.evaluation = evaluate(*costs.costs, *grid, *o.labelling, so.objective);
+      o.link_load = link_load(*grid, *o.labelling, link_levels_found);
+    }
     if (comm.rank() == 0) {
       say("compare: {:<11} {}{}\n", o.name, o.status == "ok" ? o.algorithm : o.status,
           o.labelling ? fmt::format(", objective {:.6g}, {:.2f} s", o.evaluation.value.primary,
@@ -448,6 +476,14 @@ int run(const Args& a) {
     if (o.name == "identity" && o.labelling) identity_objective = o.evaluation.value.primary;
   }
 
+  if (const auto* structured = dynamic_cast<const StructuredCosts*>(costs.costs.get())) {
+    write_structured_costs((out / "costs.txt").string(), *structured);
+  } else {
+    write_dense_costs((out / "costs.txt").string(), *costs.costs);
+  }
+  for (const Ordering& o : orderings) {
+    if (o.labelling) write_labelling((out / ("labelling-" + o.name + ".txt")).string(), *o.labelling);
+  }
   write_file_atomically((out / "orderings.csv").string(), [&](std::ostream& f) {
     f << "ordering,algorithm,status,objective,objective_vs_identity,relabel_seconds,time_limited\n";
     for (const Ordering& o : orderings) {
@@ -466,13 +502,13 @@ int run(const Args& a) {
     }
   });
   write_file_atomically((out / "kernels.csv").string(), [&](std::ostream& f) {
-    f << "ordering,kernel,impl,dim,bytes,seconds,speedup_vs_identity,predicted\n";
+    f << "ordering,kernel,impl,dim,bytes,seconds,speedup_vs_identity,predicted,link_load\n";
     for (const KernelRow& r : rows) {
       const auto it = identity_time.find(key(r));
       f << r.ordering << "," << r.kernel << "," << r.impl << "," << r.dim << "," << r.bytes << ","
         << number(r.seconds) << ","
         << (it != identity_time.end() && r.seconds > 0 ? number(it->second / r.seconds) : "") << ","
-        << number(r.predicted) << "\n";
+        << number(r.predicted) << "," << number(r.link_load) << "\n";
     }
   });
 
@@ -499,14 +535,22 @@ int run(const Args& a) {
     listed.push_back(j);
   }
   summary["orderings"] = listed;
+  nlohmann::json levels = nlohmann::json::array();
+  for (const LinkLevel& l : link_levels_found) {
+    levels.push_back({{"groups", l.groups},
+                      {"flow_cost", l.flow_cost},
+                      {"source", l.detected ? "found in the costs" : "known"}});
+  }
+  summary["link_levels"] = levels;
   nlohmann::json correlations = nlohmann::json::array();
   for (const auto& [k, list] : by_key) {
     // On the values as written (6 digits): orderings whose fibres are alike
     // take the same simulated time up to rounding, and that is a tie.
     const auto written = [](double v) { return std::stod(number(v)); };
-    std::vector<double> predicted, measured;
+    std::vector<double> predicted, loads, measured;
     for (const KernelRow* r : list) {
       predicted.push_back(written(r->predicted));
+      loads.push_back(written(r->link_load));
       measured.push_back(written(r->seconds));
     }
     const auto best = [&](auto field) {
@@ -516,12 +560,14 @@ int run(const Args& a) {
           ->ordering;
     };
     const std::optional<double> rho = spearman(predicted, measured);
+    const std::optional<double> rho_links = spearman(loads, measured);
     correlations.push_back(
         {{"kernel", std::get<0>(k)},
          {"impl", std::get<1>(k)},
          {"dim", std::get<2>(k)},
          {"bytes", std::get<3>(k)},
          {"spearman", rho ? nlohmann::json(*rho) : nlohmann::json()},
+         {"spearman_link_load", rho_links ? nlohmann::json(*rho_links) : nlohmann::json()},
          {"orderings", list.size()},
          {"best_measured", best([](const KernelRow* r) { return r->seconds; })},
          {"best_objective", best([](const KernelRow* r) { return r->predicted; })}});

@@ -11,6 +11,8 @@ OUT is the harness's results folder. It reads
                  dim -1 of a fibre collective: every dimension in turn
                  (compare writes the worst fibre cost of the dimension for
                  fibre collectives); without it, the ordering's objective
+                 [,link_load]: the second prediction, the load on links that
+                 nodes and racks share (lib/model/link_load.h)
   summary.json   testbed, ranks, grid, cost_source, measure_seconds,
                  wall_seconds, correlations[] (other keys are ignored)
   heatmap-*.png  optional, only linked from the report
@@ -35,6 +37,9 @@ orderings, otherwise "does not agree" with the causes that can be detected:
 fewer than 3 orderings, measured times within 5% of each other (the ranking
 is noise), ties among the objectives (or all equal), ties among the times,
 and where the fastest measured ordering is placed by the predictions.
+When kernels.csv has link loads, their rho is shown too, and a row the
+prediction gets wrong but the link load ranks with rho >= 0.9 says so:
+contention on shared links, which pair costs do not see, explains it.
 """
 import csv
 import glob
@@ -196,7 +201,7 @@ def read_orderings(path):
 
 def read_kernels(path, orderings):
     """{(kernel, impl, dim, bytes): {ordering: (seconds, speedup or None,
-    predicted or None)}}."""
+    predicted or None, link load or None)}}."""
     known = {o["name"] for o in orderings}
     out = {}
     where = {}
@@ -219,13 +224,16 @@ def read_kernels(path, orderings):
         predicted = None
         if "predicted" in row:
             predicted = parse_float(path, line, cols, row, "predicted", optional=True)
+        link_load = None
+        if "link_load" in row:
+            link_load = parse_float(path, line, cols, row, "link_load", optional=True)
         key = (row["kernel"], row["impl"], dim, size)
         if (key, name) in where:
             raise InputError("%s:%d: a second row for %s %s (first on line %d)"
                              % (path, line, name, row_title(key, True),
                                 where[(key, name)]))
         where[(key, name)] = line
-        out.setdefault(key, {})[name] = (seconds, speedup, predicted)
+        out.setdefault(key, {})[name] = (seconds, speedup, predicted, link_load)
     return out
 
 
@@ -476,7 +484,7 @@ class Data:
             cells = self.kernels[key]
             base = cells.get("identity", (None, None, None))[0]
             out = {}
-            for name, (secs, given, _) in cells.items():
+            for name, (secs, given, _, _) in cells.items():
                 mine = base / secs if base is not None else None
                 if given is not None and mine is not None and \
                         abs(given / mine - 1.0) > 0.01:
@@ -507,9 +515,12 @@ class Data:
                 c.update(names=names, objectives=objs, seconds=secs,
                          computed=spearman(objs, secs), n=len(names))
                 c["best_measured"] = min(names, key=lambda n: cells[n][0]) if names else ""
+                loads = [cells[n][3] for n in names]
+                c["links_rho"] = (spearman(loads, secs)
+                                  if names and None not in loads else None)
                 c["best_objective"] = min(names, key=predicted) if names else ""
             else:
-                c.update(names=None, computed=None, n=s["orderings"])
+                c.update(names=None, computed=None, n=s["orderings"], links_rho=None)
                 c["notes"].append("not in kernels.csv")
                 warn("summary.json: correlation for %s has no rows in kernels.csv"
                      % row_title(key, True))
@@ -554,6 +565,14 @@ class Data:
                     c["causes"] = [c["verdict"]]
                 else:
                     c["verdict"], c["causes"] = "does not agree", []
+            links = c["links_rho"]
+            if (c["verdict"].startswith("does not agree") and links is not None
+                    and links >= AGREE_RHO and c["n"] >= MIN_ORDERINGS):
+                cause = ("the link load ranks them with rho %s: contention on links "
+                         "that nodes or racks share, which pair costs do not see"
+                         % fmt_rho(links))
+                c["causes"].append(cause)
+                c["verdict"] += ("; " if ":" in c["verdict"] else ": ") + cause
             self.corr.append(c)
 
 
@@ -821,8 +840,10 @@ def write_report(data, path):
             "from the CSVs. Verdict: \"agrees\" when rho >= %.1f over at least %d "
             "orderings, otherwise \"does not agree\" with the causes that can be "
             "detected (fewer than %d orderings, measured times within %d%% of "
-            "each other, ties)." % (AGREE_RHO, MIN_ORDERINGS, MIN_ORDERINGS,
-                                     round(100 * NOISE_SPREAD)), ""]
+            "each other, ties). Link load: the rho of the load on links that "
+            "nodes or racks share (kernels.csv's link_load: what every fibre of "
+            "the dimension sends through them at once), when it is given." % (
+                AGREE_RHO, MIN_ORDERINGS, MIN_ORDERINGS, round(100 * NOISE_SPREAD)), ""]
     rows = []
     for c in data.corr:
         kernel, impl, dim, size = c["key"]
@@ -832,12 +853,12 @@ def write_report(data, path):
             text += " (note: %s)" % "; ".join(c["notes"])
         rows.append((kernel, impl, "—" if matmul else ("all" if dim < 0 else dim),
                      ("n=%d" % size) if matmul else fmt_bytes(size), c["n"],
-                     fmt_rho(c["rho"]), fmt_rho(c["computed"]),
+                     fmt_rho(c["rho"]), fmt_rho(c["computed"]), fmt_rho(c["links_rho"]),
                      c["best_measured"], c["best_objective"], text))
     if rows:
         out += table(["kernel", "impl", "dim", "size", "orderings", "rho",
-                      "recomputed", "best measured", "best objective", "verdict"],
-                     rows)
+                      "recomputed", "link load rho", "best measured", "best objective",
+                      "verdict"], rows)
     else:
         out += ["No correlations."]
     out += ["", "## Plots", "",

@@ -345,6 +345,48 @@ class ReportTest(unittest.TestCase):
         self.assertIn("no rows in kernels.csv", stderr)
 
 
+LINKS = {
+    "orderings": PLAIN["orderings"],
+    # predicted ranks 3, 4, 1, 2 against times 4, 3, 2, 1: sum d^2 = 4,
+    # rho 1 - 24/60 = 0.6; the link loads rank as the times (rho 1). In
+    # the bcast row one ordering has no link load: no rho.
+    "kernels": [
+        KERNELS_HEADER + ",predicted,link_load",
+        "identity,allreduce,native,0,65536,4e-4,1,10,4",
+        "round-robin,allreduce,native,0,65536,3e-4,1.33,20,3",
+        "node-aware,allreduce,native,0,65536,2e-4,2,5,2",
+        "kl,allreduce,native,0,65536,1e-4,4,8,1",
+        "identity,bcast,native,0,65536,4e-4,1,10,4",
+        "round-robin,bcast,native,0,65536,3e-4,1.33,20,3",
+        "node-aware,bcast,native,0,65536,2e-4,2,5,",
+        "kl,bcast,native,0,65536,1e-4,4,8,1",
+    ],
+    "summary": summary([]),
+}
+
+
+class LinkLoadTest(unittest.TestCase):
+    def test_link_load_rho_and_cause(self):
+        tmp = tempfile.mkdtemp(prefix="harness_plot_test.")
+        try:
+            write_folder(tmp, LINKS)
+            result = run(tmp)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(os.path.join(tmp, "report.md"), encoding="utf-8") as f:
+                rows = spearman_rows(f.read())
+        finally:
+            shutil.rmtree(tmp)
+        allreduce = rows[("allreduce", "native", "0", "64 KiB")]
+        self.assertEqual((allreduce["rho"], allreduce["link load rho"]), ("0.600", "1.000"))
+        self.assertEqual(allreduce["verdict"],
+                         "does not agree: the fastest measured, kl, is predicted 2 of 4; "
+                         "the link load ranks them with rho 1.000: contention on links "
+                         "that nodes or racks share, which pair costs do not see")
+        bcast = rows[("bcast", "native", "0", "64 KiB")]
+        self.assertEqual(bcast["link load rho"], "—")
+        self.assertNotIn("link load ranks", bcast["verdict"])
+
+
 class BadInputTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="harness_plot_test.")

@@ -81,12 +81,28 @@ for o in ok:
     assert got == expected, (o["ordering"], sorted(got ^ expected))
 for r in kernels:
     assert float(r["seconds"]) > 0, r
+    assert float(r["link_load"]) >= 0, r
     if r["ordering"] == "identity":
         assert float(r["speedup_vs_identity"]) == 1, r
+# A step's link load is its dimensions' sum (6 digits written).
+for r in kernels:
+    if r["dim"] == "-1" and r["kernel"] in ("allreduce", "bcast"):
+        dims_load = sum(float(d["link_load"]) for d in kernels
+                        if d["ordering"] == r["ordering"] and d["kernel"] == r["kernel"]
+                        and d["impl"] == r["impl"] and d["bytes"] == r["bytes"] and d["dim"] != "-1")
+        assert abs(dims_load - float(r["link_load"])) <= 1e-5 * max(1.0, dims_load), r
+for level in summary["link_levels"]:
+    assert level["groups"] >= 2 and level["flow_cost"] >= 0, level
+# The costs and every ordering, for offline scoring.
+assert open(f"{out}/costs.txt").readline().startswith("rankshape-"), "costs.txt"
+for o in ok:
+    perm = [int(l) for l in open(f"{out}/labelling-{o['ordering']}.txt")
+            if l.strip() and not l.startswith("#")]
+    assert sorted(perm) == list(range(np_)), o["ordering"]
 assert {(c["kernel"], c["impl"], str(c["dim"]), str(c["bytes"])) for c in summary["correlations"]} == expected
 for c in summary["correlations"]:
-    rho = c["spearman"]
-    assert rho is None or -1 - 1e-9 <= rho <= 1 + 1e-9, c
+    for rho in (c["spearman"], c["spearman_link_load"]):
+        assert rho is None or -1 - 1e-9 <= rho <= 1 + 1e-9, c
     assert c["orderings"] == len(ok), c
 def png(path):
     data = open(path, "rb").read()

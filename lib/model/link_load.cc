@@ -1,0 +1,214 @@
+#include "lib/model/link_load.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace rankshape {
+namespace {
+
+// Most levels group_by_gap() adds on top of the known ones (nodes, racks,
+// then pods and the like: a real machine has few).
+constexpr int kMaxDetectedLevels = 4;
+
+int find_root(std::vector<int>& parent, int x) {
+  while (parent[x] != x) {
+    parent[x] = parent[parent[x]];
+    x = parent[x];
+  }
+  return x;
+}
+
+// Labels renumbered 0.. in order of first appearance; returns the count.
+int renumber(std::vector<int>& labels) {
+  std::vector<int> sorted = labels;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<int> new_of(sorted.size(), -1);
+  int next = 0;
+  for (int& l : labels) {
+    const auto i =
+        static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), l) - sorted.begin());
+    if (new_of[i] < 0) new_of[i] = next++;
+    l = new_of[i];
+  }
+  return next;
+}
+
+std::vector<int> first_members(const LinkLevel& level) {
+  std::vector<int> first(static_cast<std::size_t>(level.groups), -1);
+  for (std::size_t r = 0; r < level.group_of.size(); ++r) {
+    int& f = first[static_cast<std::size_t>(level.group_of[r])];
+    if (f < 0) f = static_cast<int>(r);
+  }
+  return first;
+}
+
+// Mean cost between representatives of different groups of `level` that
+// share a group of `above` (all pairs when above is null or no pair does).
+double flow_cost(const Costs& costs, const LinkLevel& level, const LinkLevel* above) {
+  const std::vector<int> reps = first_members(level);
+  double inside = 0, any = 0;
+  long long inside_pairs = 0, any_pairs = 0;
+  for (std::size_t a = 0; a < reps.size(); ++a) {
+    for (std::size_t b = a + 1; b < reps.size(); ++b) {
+      const double c = costs.cost(OldRank(reps[a]), OldRank(reps[b]));
+      any += c;
+      ++any_pairs;
+      if (above != nullptr && above->group_of[static_cast<std::size_t>(reps[a])] ==
+                                  above->group_of[static_cast<std::size_t>(reps[b])]) {
+        inside += c;
+        ++inside_pairs;
+      }
+    }
+  }
+  if (inside_pairs > 0) return inside / static_cast<double>(inside_pairs);
+  return any_pairs > 0 ? any / static_cast<double>(any_pairs) : 0.0;
+}
+
+}  // namespace
+
+std::optional<std::vector<int>> group_by_gap(const std::vector<double>& costs, int n) {
+  if (n < 0 || costs.size() != static_cast<std::size_t>(n) * static_cast<std::size_t>(n)) {
+    throw std::invalid_argument("group_by_gap: " + std::to_string(costs.size()) +
+                                " costs for " + std::to_string(n) + " items");
+  }
+  if (n < 3) return std::nullopt;  // one pair or none: no jump to find
+  const auto at = [&](int a, int b) {
+    return costs[static_cast<std::size_t>(a) * static_cast<std::size_t>(n) +
+                 static_cast<std::size_t>(b)];
+  };
+  std::vector<double> values;
+  values.reserve(static_cast<std::size_t>(n) * static_cast<std::size_t>(n - 1) / 2);
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) values.push_back(at(a, b));
+  }
+  std::sort(values.begin(), values.end());
+  double best_ratio = kMinLevelGap;
+  std::optional<double> threshold;
+  for (std::size_t j = 0; j + 1 < values.size(); ++j) {
+    const double lo = values[j], hi = values[j + 1];
+    if (hi <= lo) continue;
+    const double ratio = lo > 0 ? hi / lo : std::numeric_limits<double>::infinity();
+    if (ratio >= best_ratio) {
+      best_ratio = ratio;
+      threshold = lo;
+    }
+  }
+  if (!threshold) return std::nullopt;
+  std::vector<int> parent(static_cast<std::size_t>(n));
+  std::iota(parent.begin(), parent.end(), 0);
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) {
+      if (at(a, b) <= *threshold) parent[find_root(parent, a)] = find_root(parent, b);
+    }
+  }
+  std::vector<int> labels(static_cast<std::size_t>(n));
+  for (int a = 0; a < n; ++a) labels[a] = find_root(parent, a);
+  if (renumber(labels) < 2) return std::nullopt;
+  return labels;
+}
+
+std::vector<LinkLevel> link_levels(const Costs& costs,
+                                   const std::vector<std::vector<int>>& known) {
+  const int p = costs.size();
+  std::vector<LinkLevel> levels;
+  for (std::size_t j = 0; j < known.size(); ++j) {
+    if (known[j].size() != static_cast<std::size_t>(p)) {
+      throw std::invalid_argument("level " + std::to_string(j) + " places " +
+                                  std::to_string(known[j].size()) + " ranks, the costs have " +
+                                  std::to_string(p));
+    }
+    LinkLevel level;
+    level.group_of = known[j];
+    level.groups = renumber(level.group_of);
+    if (level.groups >= 2 && level.groups < p) levels.push_back(std::move(level));
+  }
+  // Coarser levels from the costs between the top level's groups.
+  LinkLevel top;
+  if (!levels.empty()) {
+    top = levels.back();
+  } else if (p <= kMaxGapItems) {
+    top.group_of.resize(static_cast<std::size_t>(p));
+    std::iota(top.group_of.begin(), top.group_of.end(), 0);
+    top.groups = p;
+  }
+  for (int added = 0; added < kMaxDetectedLevels && top.groups > 2 && top.groups <= kMaxGapItems;
+       ++added) {
+    const std::vector<int> reps = first_members(top);
+    const int g = top.groups;
+    std::vector<double> between(static_cast<std::size_t>(g) * static_cast<std::size_t>(g), 0.0);
+    for (int a = 0; a < g; ++a) {
+      for (int b = 0; b < g; ++b) {
+        if (a != b) {
+          between[static_cast<std::size_t>(a) * static_cast<std::size_t>(g) +
+                  static_cast<std::size_t>(b)] = costs.cost(OldRank(reps[a]), OldRank(reps[b]));
+        }
+      }
+    }
+    const std::optional<std::vector<int>> coarse = group_by_gap(between, g);
+    if (!coarse) break;
+    LinkLevel next;
+    next.group_of.resize(top.group_of.size());
+    for (std::size_t r = 0; r < top.group_of.size(); ++r) {
+      next.group_of[r] = (*coarse)[static_cast<std::size_t>(top.group_of[r])];
+    }
+    next.groups = renumber(next.group_of);
+    next.detected = true;
+    levels.push_back(next);
+    top = std::move(next);
+  }
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    levels[l].flow_cost =
+        flow_cost(costs, levels[l], l + 1 < levels.size() ? &levels[l + 1] : nullptr);
+  }
+  return levels;
+}
+
+std::vector<double> link_load(const Grid& grid, const Labelling& labelling,
+                              const std::vector<LinkLevel>& levels) {
+  const int p = grid.size();
+  if (labelling.size() != p) {
+    throw std::invalid_argument("size mismatch: grid of " + std::to_string(p) +
+                                " positions, labelling of " + std::to_string(labelling.size()));
+  }
+  for (const LinkLevel& level : levels) {
+    if (level.group_of.size() != static_cast<std::size_t>(p)) {
+      throw std::invalid_argument("size mismatch: grid of " + std::to_string(p) +
+                                  " positions, a level of " +
+                                  std::to_string(level.group_of.size()) + " ranks");
+    }
+  }
+  std::vector<double> result(static_cast<std::size_t>(grid.ndims()), 0.0);
+  std::vector<int> members;
+  for (int k = 0; k < grid.ndims(); ++k) {
+    const int q = grid.dim(k);
+    if (q == 1) continue;
+    for (const LinkLevel& level : levels) {
+      std::vector<double> load(static_cast<std::size_t>(level.groups), 0.0);
+      for (int f = 0; f < grid.fibre_count(k); ++f) {
+        members.clear();
+        for (int t = 0; t < q; ++t) {
+          const OldRank old = labelling.old_of(grid.fibre_member(k, f, t));
+          members.push_back(level.group_of[static_cast<std::size_t>(old.value())]);
+        }
+        std::sort(members.begin(), members.end());
+        for (std::size_t i = 0; i < members.size();) {
+          std::size_t j = i;
+          while (j < members.size() && members[j] == members[i]) ++j;
+          const double m = static_cast<double>(j - i);
+          load[static_cast<std::size_t>(members[i])] += m * (q - m) / q;
+          i = j;
+        }
+      }
+      const double worst = *std::max_element(load.begin(), load.end());
+      result[static_cast<std::size_t>(k)] =
+          std::max(result[static_cast<std::size_t>(k)], level.flow_cost * worst);
+    }
+  }
+  return result;
+}
+
+}  // namespace rankshape

@@ -1,0 +1,73 @@
+// Load on the links that groups of ranks share: a second predictor, next to
+// the objective's pair costs.
+//
+// Pair costs come from one message at a time (ping-pong). In one step of a
+// cartesian program every fibre of a dimension communicates at once, and
+// the flows that leave a node or a rack share its links: 64 ranks of a rack
+// behind one uplink get 1/64 of it each. The objective does not see that;
+// the link load does. For dimension k, whose fibres have q members, a group
+// g (a node, a rack) carries
+//   load(g) = sum over the fibres f of dimension k of m (q - m) / q,
+// m = the members of f in g: the messages that leave g when every member
+// sends an equal share to every other, as bandwidth-optimal allreduces do,
+// in units of one member's message. The link load of dimension k is
+//   max over levels l, groups g of level l of flow_cost(l) * load(g),
+// flow_cost(l) being what one message between two groups of level l costs.
+//
+// Worked example: 2 racks {0,1} {2,3}, grid 2x2 (dim 0 fibres {0,2} {1,3},
+// dim 1 fibres {0,1} {2,3}), identity: each dim 0 fibre has one member in
+// each rack, m (q - m) / q = 1/2, so each rack carries 1/2 + 1/2 = 1 in
+// dimension 0 and 0 in dimension 1 (its fibres stay inside racks).
+#ifndef RANKSHAPE_LIB_MODEL_LINK_LOAD_H_
+#define RANKSHAPE_LIB_MODEL_LINK_LOAD_H_
+
+#include <optional>
+#include <vector>
+
+#include "lib/model/costs.h"
+#include "lib/model/grid.h"
+#include "lib/model/labelling.h"
+
+namespace rankshape {
+
+/// One level of shared links: the group of every old rank (nodes, racks).
+struct LinkLevel {
+  std::vector<int> group_of;  // 0 .. groups - 1, one per old rank
+  int groups = 0;
+  /// Mean cost between representatives (first members) of two groups of
+  /// this level inside one group of the next level up (any two groups at
+  /// the top level).
+  double flow_cost = 0;
+  bool detected = false;  // found in the costs by group_by_gap()
+};
+
+/// Smallest jump between consecutive sorted costs that separates two levels
+/// of a machine (measured costs of one level spread by up to ~1.2x).
+constexpr double kMinLevelGap = 1.25;
+/// Most items group_by_gap() sorts the pair costs of (n^2 / 2 values).
+constexpr int kMaxGapItems = 4096;
+
+/// Groups of n items (costs: n x n row-major, symmetric) joined by every
+/// pair whose cost is at most the value below the largest jump (by ratio,
+/// at least kMinLevelGap) between consecutive sorted pair costs. nullopt
+/// when there is no such jump, or it leaves one group.
+std::optional<std::vector<int>> group_by_gap(const std::vector<double>& costs, int n);
+
+/// The levels with shared links: each known level (group of every old
+/// rank, finest first, e.g. JobCosts::levels) with at least two groups and
+/// fewer groups than ranks, then levels above the last found in the costs
+/// between its groups' representatives by group_by_gap() (starting from
+/// single ranks when nothing is known and p <= kMaxGapItems). Throws
+/// std::invalid_argument if a known level's size is not costs.size().
+std::vector<LinkLevel> link_levels(const Costs& costs,
+                                   const std::vector<std::vector<int>>& known);
+
+/// The link load of every dimension of the grid under the labelling.
+/// Throws std::invalid_argument if the grid, the labelling or a level
+/// disagree on the number of ranks.
+std::vector<double> link_load(const Grid& grid, const Labelling& labelling,
+                              const std::vector<LinkLevel>& levels);
+
+}  // namespace rankshape
+
+#endif  // RANKSHAPE_LIB_MODEL_LINK_LOAD_H_
