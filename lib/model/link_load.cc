@@ -107,7 +107,13 @@ std::optional<std::vector<int>> group_by_gap(const std::vector<double>& costs, i
   }
   std::vector<int> labels(static_cast<std::size_t>(n));
   for (int a = 0; a < n; ++a) labels[a] = find_root(parent, a);
-  if (renumber(labels) < 2) return std::nullopt;
+  const int groups = renumber(labels);
+  if (groups < 2) return std::nullopt;
+  // A group of one is no level of a machine but an outlier of the
+  // measurement (4 racks whose costs differ by contention give 3 groups).
+  std::vector<int> size(static_cast<std::size_t>(groups), 0);
+  for (int l : labels) ++size[static_cast<std::size_t>(l)];
+  if (*std::min_element(size.begin(), size.end()) < 2) return std::nullopt;
   return labels;
 }
 

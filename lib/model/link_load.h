@@ -50,7 +50,7 @@ constexpr int kMaxGapItems = 4096;
 /// Groups of n items (costs: n x n row-major, symmetric) joined by every
 /// pair whose cost is at most the value below the largest jump (by ratio,
 /// at least kMinLevelGap) between consecutive sorted pair costs. nullopt
-/// when there is no such jump, or it leaves one group.
+/// when there is no such jump, or it leaves one group or a group of one.
 std::optional<std::vector<int>> group_by_gap(const std::vector<double>& costs, int n);
 
 /// The levels with shared links: each known level (group of every old

@@ -131,10 +131,14 @@ TEST(LinkLoadTest, NodesAndRacksAreFoundInADenseMatrix) {
 TEST(LinkLoadTest, GroupByGapNeedsAJump) {
   // Noise of up to 1.2x inside a level is not a level.
   EXPECT_FALSE(group_by_gap({0, 1, 1.1, 1, 0, 1.2, 1.1, 1.2, 0}, 3));
-  // 1 vs 2: items 0 and 1 together, 2 alone.
-  EXPECT_EQ(group_by_gap({0, 1, 2, 1, 0, 2, 2, 2, 0}, 3), (std::vector<int>{0, 0, 1}));
+  // 1 vs 2: items {0, 1} and {2, 3}.
+  const std::vector<double> two_pairs = {0, 1, 2, 2, 1, 0, 2, 2, 2, 2, 0, 1, 2, 2, 1, 0};
+  EXPECT_EQ(group_by_gap(two_pairs, 4), (std::vector<int>{0, 0, 1, 1}));
   // Zero costs are a level of their own.
-  EXPECT_EQ(group_by_gap({0, 0, 3, 0, 0, 3, 3, 3, 0}, 3), (std::vector<int>{0, 0, 1}));
+  const std::vector<double> zeros = {0, 0, 3, 3, 0, 0, 3, 3, 3, 3, 0, 0, 3, 3, 0, 0};
+  EXPECT_EQ(group_by_gap(zeros, 4), (std::vector<int>{0, 0, 1, 1}));
+  // A group of one is an outlier, not a level: 0 and 1 close, 2 alone.
+  EXPECT_FALSE(group_by_gap({0, 1, 2, 1, 0, 2, 2, 2, 0}, 3));
   EXPECT_FALSE(group_by_gap({0, 1, 1, 0}, 2));
   EXPECT_THROW(group_by_gap({0, 1, 1}, 2), std::invalid_argument);
 }
