@@ -25,6 +25,17 @@ void gather_members(const Grid& grid, const Labelling& labelling, int k, int f,
 }
 
 void check_spec(const ObjectiveSpec& spec, const Grid& grid) {
+  if (spec.link_load && spec.aggregate == Aggregate::kSumOfAllFibres) {
+    throw std::invalid_argument("+links needs sum-max or thesis-max, not total");
+  }
+  if (spec.links) {
+    for (const LinkLevel& level : *spec.links) {
+      if (level.group_of.size() != static_cast<std::size_t>(grid.size())) {
+        throw std::invalid_argument("a link level places " + std::to_string(level.group_of.size()) +
+                                    " ranks, the grid has " + std::to_string(grid.size()));
+      }
+    }
+  }
   if (spec.dimension_weights.empty()) return;
   if (static_cast<int>(spec.dimension_weights.size()) != grid.ndims()) {
     throw std::invalid_argument("objective has " + std::to_string(spec.dimension_weights.size()) +
@@ -66,8 +77,14 @@ ObjectiveValue combine_values(const ObjectiveSpec& spec, const std::vector<doubl
 
 }  // namespace
 
-ObjectiveSpec ObjectiveSpec::parse(std::string_view text) {
+ObjectiveSpec ObjectiveSpec::parse(std::string_view full) {
   ObjectiveSpec spec;
+  std::string_view text = full;
+  constexpr std::string_view kLinks = "+links";
+  if (text.size() >= kLinks.size() && text.substr(text.size() - kLinks.size()) == kLinks) {
+    spec.link_load = true;
+    text.remove_suffix(kLinks.size());
+  }
   const std::size_t colon = text.find(':');
   const std::string_view aggregate = text.substr(0, colon);
   const std::string_view fibre =
@@ -79,9 +96,9 @@ ObjectiveSpec ObjectiveSpec::parse(std::string_view text) {
   } else if (aggregate == "total") {
     spec.aggregate = Aggregate::kSumOfAllFibres;
   } else {
-    throw std::invalid_argument("unknown objective '" + std::string(text) +
+    throw std::invalid_argument("unknown objective '" + std::string(full) +
                                 "': expected sum-max, thesis-max or total, optionally "
-                                "followed by :pairs or :max-pair");
+                                "followed by :pairs or :max-pair, then optionally +links");
   }
   if (fibre == "pairs") {
     spec.fibre = FibreCost::kSumOfPairs;
@@ -89,7 +106,11 @@ ObjectiveSpec ObjectiveSpec::parse(std::string_view text) {
     spec.fibre = FibreCost::kMaxPair;
   } else {
     throw std::invalid_argument("unknown fibre cost '" + std::string(fibre) + "' in objective '" +
-                                std::string(text) + "': expected pairs or max-pair");
+                                std::string(full) + "': expected pairs or max-pair");
+  }
+  if (spec.link_load && spec.aggregate == Aggregate::kSumOfAllFibres) {
+    throw std::invalid_argument("objective '" + std::string(full) +
+                                "': +links needs sum-max or thesis-max, not total");
   }
   return spec;
 }
@@ -107,7 +128,24 @@ std::string ObjectiveSpec::name() const {
       s = "total";
       break;
   }
-  return s + (fibre == FibreCost::kSumOfPairs ? ":pairs" : ":max-pair");
+  return s + (fibre == FibreCost::kSumOfPairs ? ":pairs" : ":max-pair") +
+         (link_load ? "+links" : "");
+}
+
+ObjectiveSpec ObjectiveSpec::with_links(const Costs& costs,
+                                        const std::vector<std::vector<int>>& known) const {
+  ObjectiveSpec spec = *this;
+  if (spec.link_load && !spec.links) {
+    spec.links = std::make_shared<const std::vector<LinkLevel>>(link_levels(costs, known));
+  }
+  return spec;
+}
+
+ObjectiveSpec ObjectiveSpec::pairs_only() const {
+  ObjectiveSpec spec = *this;
+  spec.link_load = false;
+  spec.links.reset();
+  return spec;
 }
 
 double fibre_cost(const Costs& costs, const Grid& grid, const Labelling& labelling, int k, int f,
@@ -145,15 +183,34 @@ Evaluation evaluate(const Costs& costs, const Grid& grid, const Labelling& label
     dim_max.push_back(summary.worst);
     e.dimensions.push_back(summary);
   }
+  if (spec.link_load) {
+    const ObjectiveSpec with = spec.with_links(costs, {});
+    e.link_load = link_load(grid, labelling, *with.links);
+    for (int k = 0; k < grid.ndims(); ++k) dim_max[k] = std::max(dim_max[k], e.link_load[k]);
+  }
   e.value = combine_values(spec, dim_max, total);
   return e;
 }
 
 IncrementalObjective::IncrementalObjective(const Costs& costs, Grid grid, Labelling labelling,
                                            ObjectiveSpec spec)
-    : costs_(costs), grid_(std::move(grid)), labelling_(std::move(labelling)), spec_(spec) {
+    : costs_(costs),
+      grid_(std::move(grid)),
+      labelling_(std::move(labelling)),
+      spec_(spec.with_links(costs, {})) {
   check_sizes(costs_, grid_, labelling_);
   check_spec(spec_, grid_);
+  if (has_links()) {
+    group_load_.resize(grid_.ndims());
+    int most_groups = 0;
+    for (const LinkLevel& level : *spec_.links) most_groups = std::max(most_groups, level.groups);
+    scratch_delta_.assign(most_groups, 0);
+    scratch_touched_.assign(most_groups, 0);
+    for (int k = 0; k < grid_.ndims(); ++k) {
+      for (const LinkLevel& level : *spec_.links) group_load_[k].emplace_back(level.groups, 0);
+      for (int f = 0; f < grid_.fibre_count(k); ++f) add_fibre_load(k, f, 1);
+    }
+  }
   scratch_dim_max_.resize(grid_.ndims());
   fibre_costs_.resize(grid_.ndims());
   top_.resize(grid_.ndims());
@@ -168,10 +225,97 @@ IncrementalObjective::IncrementalObjective(const Costs& costs, Grid grid, Labell
   std::vector<double> dim_max(grid_.ndims());
   total_ = 0;
   for (int k = 0; k < grid_.ndims(); ++k) {
-    dim_max[k] = fibre_costs_[k][top_[k][0]];
+    dim_max[k] = std::max(fibre_costs_[k][top_[k][0]], dimension_link_load(k));
     for (double c : fibre_costs_[k]) total_ += c;
   }
   value_ = combine(dim_max, total_);
+}
+
+namespace {
+
+// Calls add(group, m (q - m)) for every group with m of the q members.
+template <class Add>
+void for_each_group_share(std::vector<int>& groups, Add&& add) {
+  std::sort(groups.begin(), groups.end());
+  const auto q = static_cast<std::int64_t>(groups.size());
+  for (std::size_t i = 0; i < groups.size();) {
+    std::size_t j = i;
+    while (j < groups.size() && groups[j] == groups[i]) ++j;
+    const auto m = static_cast<std::int64_t>(j - i);
+    if (m < q) add(groups[i], m * (q - m));
+    i = j;
+  }
+}
+
+}  // namespace
+
+void IncrementalObjective::add_fibre_load(int k, int f, std::int64_t sign) {
+  const int q = grid_.dim(k);
+  for (std::size_t l = 0; l < spec_.links->size(); ++l) {
+    const LinkLevel& level = (*spec_.links)[l];
+    scratch_members_.resize(q);
+    for (int t = 0; t < q; ++t) {
+      scratch_members_[t] = level.group_of[labelling_.old_of(grid_.fibre_member(k, f, t)).value()];
+    }
+    std::vector<std::int64_t>& load = group_load_[k][l];
+    for_each_group_share(scratch_members_, [&](int g, std::int64_t share) { load[g] += sign * share; });
+  }
+}
+
+double IncrementalObjective::dimension_link_load(int k) const {
+  if (!has_links()) return 0;
+  double worst = 0;
+  for (std::size_t l = 0; l < spec_.links->size(); ++l) {
+    const std::vector<std::int64_t>& load = group_load_[k][l];
+    const std::int64_t most = *std::max_element(load.begin(), load.end());
+    worst = std::max(worst, (*spec_.links)[l].flow_cost * static_cast<double>(most) / grid_.dim(k));
+  }
+  return worst;
+}
+
+double IncrementalObjective::link_load_after(const Move& move, int k,
+                                             const std::array<int, 3>& fibres, int n) const {
+  const int q = grid_.dim(k);
+  double worst = 0;
+  for (std::size_t l = 0; l < spec_.links->size(); ++l) {
+    const LinkLevel& level = (*spec_.links)[l];
+    scratch_list_.clear();
+    const auto add = [&](int g, std::int64_t share) {
+      if (!scratch_touched_[g]) {
+        scratch_touched_[g] = 1;
+        scratch_list_.push_back(g);
+      }
+      scratch_delta_[g] += share;
+    };
+    for (int i = 0; i < n; ++i) {
+      const int f = fibres[i];
+      scratch_members_.resize(q);
+      for (int t = 0; t < q; ++t) {
+        scratch_members_[t] = level.group_of[labelling_.old_of(grid_.fibre_member(k, f, t)).value()];
+      }
+      for_each_group_share(scratch_members_, [&](int g, std::int64_t share) { add(g, -share); });
+      for (int t = 0; t < q; ++t) {
+        const NewRank pos = grid_.fibre_member(k, f, t);
+        OldRank member = labelling_.old_of(pos);
+        for (int j = 0; j < move.n; ++j) {
+          if (move.pos[j] == pos) member = move.arriving[j];
+        }
+        scratch_members_[t] = level.group_of[member.value()];
+      }
+      for_each_group_share(scratch_members_, add);
+    }
+    const std::vector<std::int64_t>& load = group_load_[k][l];
+    std::int64_t most = 0;
+    for (int g = 0; g < level.groups; ++g) {
+      most = std::max(most, load[g] + (scratch_touched_[g] ? scratch_delta_[g] : 0));
+    }
+    for (int g : scratch_list_) {
+      scratch_touched_[g] = 0;
+      scratch_delta_[g] = 0;
+    }
+    worst = std::max(worst, level.flow_cost * static_cast<double>(most) / q);
+  }
+  return worst;
 }
 
 Evaluation IncrementalObjective::evaluation() const {
@@ -185,6 +329,7 @@ Evaluation IncrementalObjective::evaluation() const {
     for (double c : fibre_costs_[k]) sum += c;
     s.mean = sum / grid_.fibre_count(k);
     e.dimensions.push_back(s);
+    if (has_links()) e.link_load.push_back(dimension_link_load(k));
   }
   return e;
 }
@@ -299,7 +444,7 @@ ObjectiveValue IncrementalObjective::value_after(const Move& move) const {
         break;
       }
     }
-    dim_max[k] = best;
+    dim_max[k] = has_links() ? std::max(best, link_load_after(move, k, changed, n_changed)) : best;
   }
   return combine(dim_max, total);
 }
@@ -309,11 +454,25 @@ void IncrementalObjective::apply(const Move& move) {
   for (int k = 0; k < grid_.ndims(); ++k) {
     for (int i = 0; i < move.n; ++i) changed[k][i] = grid_.fibre_of(move.pos[i], k);
   }
+  // Each moved fibre once: its load leaves with the old members, comes
+  // back with the new.
+  const auto for_each_moved_fibre = [&](auto&& f) {
+    for (int k = 0; k < grid_.ndims(); ++k) {
+      for (int i = 0; i < move.n; ++i) {
+        if (std::find(changed[k].begin(), changed[k].begin() + i, changed[k][i]) ==
+            changed[k].begin() + i) {
+          f(k, changed[k][i]);
+        }
+      }
+    }
+  };
+  if (has_links()) for_each_moved_fibre([&](int k, int f) { add_fibre_load(k, f, -1); });
   if (move.n == 2) {
     labelling_.swap_positions(move.pos[0], move.pos[1]);
   } else {
     labelling_.cycle_positions(move.pos[0], move.pos[1], move.pos[2]);
   }
+  if (has_links()) for_each_moved_fibre([&](int k, int f) { add_fibre_load(k, f, 1); });
   // Re-cost changed fibres from scratch so that rounding never accumulates.
   std::vector<double> dim_max(grid_.ndims());
   total_ = 0;
@@ -324,7 +483,7 @@ void IncrementalObjective::apply(const Move& move) {
           spec_.weight(k) * rankshape::fibre_cost(costs_, grid_, labelling_, k, f, spec_.fibre);
     }
     rebuild_top(k);
-    dim_max[k] = fibre_costs_[k][top_[k][0]];
+    dim_max[k] = std::max(fibre_costs_[k][top_[k][0]], dimension_link_load(k));
     for (double c : fibre_costs_[k]) total_ += c;
   }
   value_ = combine(dim_max, total_);

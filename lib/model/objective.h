@@ -9,6 +9,11 @@
 // first on that primary figure, then on the sum of all fibre costs, so that
 // local search sees progress on plateaus of the max.
 //
+// With "+links" (e.g. "sum-max+links") a dimension costs the larger of its
+// worst fibre and its link load (lib/model/link_load.h): what every fibre
+// of the dimension sends at once through the links a node or rack shares,
+// which pair costs measured one message at a time do not see.
+//
 // Worked example: costs D = 1 inside nodes {0,1} and {2,3}, 10 across; grid
 // 2x2 (fibres of dim 0: {0,2} {1,3}; of dim 1: {0,1} {2,3}). The identity
 // gives dim 0 fibres cost 10 and 10, dim 1 fibres 1 and 1: T = 10 + 1 = 11,
@@ -18,7 +23,9 @@
 #define RANKSHAPE_LIB_MODEL_OBJECTIVE_H_
 
 #include <array>
+#include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +33,7 @@
 #include "lib/model/costs.h"
 #include "lib/model/grid.h"
 #include "lib/model/labelling.h"
+#include "lib/model/link_load.h"
 
 namespace rankshape {
 
@@ -47,17 +55,32 @@ struct ObjectiveSpec {
   /// levels of the multilevel search use them: a coarse fibre stands for
   /// fine fibres carrying b_k^2 times its pair costs.
   std::vector<double> dimension_weights;
+  /// "+links": a dimension costs max(worst fibre, link load). Only with
+  /// sum-max and thesis-max.
+  bool link_load = false;
+  /// The levels the link load counts. Null with link_load set: evaluate()
+  /// and IncrementalObjective find them in the costs (link_levels(costs,
+  /// {})); relabel() passes the known nodes and racks.
+  std::shared_ptr<const std::vector<LinkLevel>> links;
 
   double weight(int k) const {
     return dimension_weights.empty() ? 1.0 : dimension_weights[static_cast<std::size_t>(k)];
   }
 
   /// Parses "sum-max", "thesis-max", "total", optionally followed by
-  /// ":pairs" or ":max-pair" (e.g. "thesis-max:max-pair"). Throws
-  /// std::invalid_argument listing the accepted names.
+  /// ":pairs" or ":max-pair" (e.g. "thesis-max:max-pair"), then optionally
+  /// "+links" (not with total). Throws std::invalid_argument listing the
+  /// accepted names.
   static ObjectiveSpec parse(std::string_view text);
-  /// The name parse() accepts, e.g. "sum-max:pairs".
+  /// The name parse() accepts, e.g. "sum-max:pairs" or "sum-max:pairs+links".
   std::string name() const;
+  /// This spec with the link load's levels filled in when link_load is set
+  /// and they are missing: known levels (finest first), then those found in
+  /// the costs.
+  ObjectiveSpec with_links(const Costs& costs, const std::vector<std::vector<int>>& known) const;
+  /// This spec without the link load (for coarse and partial problems,
+  /// whose items are not the ranks the levels describe).
+  ObjectiveSpec pairs_only() const;
 };
 
 /// An objective value: smaller is better; primary first, total breaks ties.
@@ -90,6 +113,8 @@ struct DimensionSummary {
 struct Evaluation {
   ObjectiveValue value;
   std::vector<DimensionSummary> dimensions;
+  /// Link load per dimension; empty without "+links".
+  std::vector<double> link_load;
 };
 
 /// Cost of fibre f of dimension k under a labelling (unweighted).
@@ -151,6 +176,20 @@ class IncrementalObjective {
   // Enough top fibres per dimension that a move (at most 3 fibres per
   // dimension) always leaves one unchanged entry to compare against.
   static constexpr int kTop = 4;
+
+  // Link load ("+links"): the load of every group of every level in every
+  // dimension, and the moved fibres' part of it.
+  // Loads are kept as whole numbers, sum of m (q - m) (divided by q when
+  // read), so that moves applied and undone leave no rounding behind.
+  bool has_links() const { return spec_.links != nullptr; }
+  void add_fibre_load(int k, int f, std::int64_t sign);
+  double dimension_link_load(int k) const;
+  double link_load_after(const Move& move, int k, const std::array<int, 3>& fibres, int n) const;
+  std::vector<std::vector<std::vector<std::int64_t>>> group_load_;  // [k][level][group]
+  mutable std::vector<std::int64_t> scratch_delta_;                 // [group]
+  mutable std::vector<char> scratch_touched_;                       // [group]
+  mutable std::vector<int> scratch_list_;
+  mutable std::vector<int> scratch_members_;
 
   const Costs& costs_;
   Grid grid_;

@@ -227,7 +227,9 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
   }
   const auto build = [&](const std::vector<int>& box, Effort level_effort) {
     std::vector<int> coarse_dims(grid.ndims());
-    ObjectiveSpec coarse_spec = spec;
+    // Coarse items are groups, not ranks: the link load's levels do not
+    // apply there (the fine level's refinement sees it).
+    ObjectiveSpec coarse_spec = spec.pairs_only();
     coarse_spec.dimension_weights.assign(grid.ndims(), 1.0);
     for (int k = 0; k < grid.ndims(); ++k) {
       coarse_dims[k] = grid.dim(k) / box[k];
@@ -248,8 +250,8 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
         continue;
       }
       const auto solve_inner = [&] {
-        return solve(sub_costs(costs, members), box_grid, spec, {}, deadline, rng, stats, depth + 1,
-                     level_effort);
+        return solve(sub_costs(costs, members), box_grid, spec.pairs_only(), {}, deadline, rng,
+                     stats, depth + 1, level_effort);
       };
       if (structured_nodes) {
         std::vector<int> cores;

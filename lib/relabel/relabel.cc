@@ -182,6 +182,9 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
                                   " ranks, expected " + std::to_string(costs.size()));
     }
   }
+  // "+links": the link load counts the known nodes and racks, then the
+  // levels found in the costs.
+  o.objective = o.objective.with_links(costs, o.levels);
   const auto say = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };

@@ -386,8 +386,9 @@ ShapedComm shape_comm(MPI_Comm raw, const Grid& grid, const Labelling& labelling
   if (report.algorithm.empty()) report.algorithm = "given";
   if (report.cost_source.empty()) report.cost_source = costs.source;
   if (report.measure_seconds == 0) report.measure_seconds = costs.seconds;
-  report.before = evaluate(*costs.costs, grid, Labelling::identity(p), options.objective);
-  report.after = evaluate(*costs.costs, grid, labelling, options.objective);
+  const ObjectiveSpec objective = options.objective.with_links(*costs.costs, costs.levels);
+  report.before = evaluate(*costs.costs, grid, Labelling::identity(p), objective);
+  report.after = evaluate(*costs.costs, grid, labelling, objective);
   if (!options.heatmap_prefix.empty()) {
     agree(comm, me != 0 ? "" : capture([&] {
             write_heatmap_pair(options.heatmap_prefix, *costs.costs, labelling, grid);

@@ -13,12 +13,12 @@ namespace rankshape {
 namespace {
 
 const ObjectiveSpec kAllSpecs[] = {
-    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kSumOfDimensionMax, {}},
-    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres, {}},
-    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kSumOfAllFibres, {}},
-    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax, {}},
-    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kMaxOverAllFibres, {}},
-    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfAllFibres, {}},
+    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kSumOfDimensionMax, {}, false, nullptr},
+    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres, {}, false, nullptr},
+    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kSumOfAllFibres, {}, false, nullptr},
+    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax, {}, false, nullptr},
+    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kMaxOverAllFibres, {}, false, nullptr},
+    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfAllFibres, {}, false, nullptr},
 };
 
 DenseCosts two_nodes_of_two() {
@@ -46,11 +46,11 @@ TEST(ObjectiveTest, WorkedExampleFromTheHeader) {
   // 1-D grid of 4 split as 2x2 the other way: one fibre per node is best.
   const Evaluation thesis =
       evaluate(d, g, Labelling::identity(4),
-               ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres, {}});
+               ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres, {}, false, nullptr});
   EXPECT_EQ(thesis.value.primary, 10);
   const Evaluation max_pair =
       evaluate(d, Grid({4}), Labelling::identity(4),
-               ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax, {}});
+               ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax, {}, false, nullptr});
   EXPECT_EQ(max_pair.value.primary, 10);
   EXPECT_EQ(evaluate(d, Grid({4}), Labelling::identity(4), ObjectiveSpec{}).value.primary, 42);
 }
@@ -71,6 +71,42 @@ TEST(ObjectiveTest, ParsesNames) {
   EXPECT_EQ(ObjectiveSpec::parse("thesis-max").fibre, FibreCost::kSumOfPairs);
   EXPECT_THROW(ObjectiveSpec::parse("fastest"), std::invalid_argument);
   EXPECT_THROW(ObjectiveSpec::parse("sum-max:min"), std::invalid_argument);
+  const ObjectiveSpec links = ObjectiveSpec::parse("thesis-max:max-pair+links");
+  EXPECT_TRUE(links.link_load);
+  EXPECT_EQ(links.fibre, FibreCost::kMaxPair);
+  EXPECT_EQ(links.name(), "thesis-max:max-pair+links");
+  EXPECT_EQ(ObjectiveSpec::parse("sum-max+links").name(), "sum-max:pairs+links");
+  EXPECT_FALSE(ObjectiveSpec::parse("sum-max").link_load);
+  EXPECT_THROW(ObjectiveSpec::parse("total+links"), std::invalid_argument);
+  EXPECT_THROW(ObjectiveSpec::parse("sum-max+link"), std::invalid_argument);
+}
+
+TEST(ObjectiveTest, LinksTakeTheLargerOfWorstFibreAndLinkLoad) {
+  // Racks {0,1} and {2,3} (cost 10 across, 1 inside): identity's dimension
+  // 0 crosses them with pair cost 10 per fibre and link load 4 * 1 = 4
+  // (flow cost 4 given), dimension 1 stays inside (1, 0).
+  ObjectiveSpec s = ObjectiveSpec::parse("sum-max+links");
+  LinkLevel racks;
+  racks.group_of = {0, 0, 1, 1};
+  racks.groups = 2;
+  racks.flow_cost = 40;
+  s.links = std::make_shared<const std::vector<LinkLevel>>(std::vector<LinkLevel>{racks});
+  const Evaluation e = evaluate(two_nodes_of_two(), Grid({2, 2}), Labelling::identity(4), s);
+  EXPECT_EQ(e.link_load, (std::vector<double>{40, 0}));
+  EXPECT_EQ(e.value.primary, 40 + 1);  // max(10, 40) + max(1, 0)
+  EXPECT_EQ(e.dimensions[0].worst, 10);  // the pairs' own figure stays
+  // Without levels given, they are found in the costs (racks at the jump
+  // from 1 to 10; one message between them costs 10).
+  const Evaluation found = evaluate(two_nodes_of_two(), Grid({2, 2}), Labelling::identity(4),
+                                    ObjectiveSpec::parse("sum-max+links"));
+  EXPECT_EQ(found.link_load, (std::vector<double>{10, 0}));
+  EXPECT_TRUE(evaluate(two_nodes_of_two(), Grid({2, 2}), Labelling::identity(4), ObjectiveSpec{})
+                  .link_load.empty());
+  // Levels of the wrong size are refused.
+  racks.group_of = {0, 1};
+  s.links = std::make_shared<const std::vector<LinkLevel>>(std::vector<LinkLevel>{racks});
+  EXPECT_THROW(evaluate(two_nodes_of_two(), Grid({2, 2}), Labelling::identity(4), s),
+               std::invalid_argument);
 }
 
 TEST(ObjectiveTest, DimensionWeightsScaleFibreCosts) {
@@ -231,6 +267,68 @@ TEST(IncrementalObjectiveTest, MovesMatchFullRecomputation) {
     }
   }
   EXPECT_GT(checked, 5000);
+}
+
+// Random levels: every item in one of `groups` groups, each used.
+LinkLevel random_level(int p, int groups, double flow_cost, SplitMix64& rng) {
+  LinkLevel level;
+  level.groups = groups;
+  level.flow_cost = flow_cost;
+  for (int r = 0; r < p; ++r) level.group_of.push_back(r < groups ? r : static_cast<int>(rng.below(groups)));
+  return level;
+}
+
+// With the link load, incremental values against evaluate() (which calls
+// link_load(), a separate implementation), including applied moves.
+TEST(IncrementalObjectiveTest, LinkLoadMovesMatchFullEvaluation) {
+  SplitMix64 rng(99);
+  int checked = 0, decided = 0, dimensions = 0;
+  for (const auto& dims : kGrids) {
+    const Grid g(dims);
+    if (g.size() < 4) continue;
+    for (const char* name : {"sum-max+links", "thesis-max+links", "sum-max:max-pair+links"}) {
+      // Flow costs (pair costs are up to 100) that decide some dimensions,
+      // not all.
+      const DenseCosts c = random_costs(g.size(), rng, false);
+      ObjectiveSpec s = ObjectiveSpec::parse(name);
+      s.links = std::make_shared<const std::vector<LinkLevel>>(std::vector<LinkLevel>{
+          random_level(g.size(), 2 + static_cast<int>(rng.below(g.size() / 2)), 40, rng),
+          random_level(g.size(), 2, 120, rng)});
+      IncrementalObjective inc(c, g, random_labelling(g.size(), rng), s);
+      for (int step = 0; step < 80; ++step) {
+        const NewRank a(static_cast<int>(rng.below(g.size())));
+        NewRank x(static_cast<int>(rng.below(g.size())));
+        while (x == a) x = NewRank(static_cast<int>(rng.below(g.size())));
+        NewRank y(static_cast<int>(rng.below(g.size())));
+        while (y == a || y == x) y = NewRank(static_cast<int>(rng.below(g.size())));
+        Labelling moved = inc.labelling();
+        if (step % 2 == 0) {
+          moved.swap_positions(a, x);
+          const ObjectiveValue want = evaluate(c, g, moved, s).value;
+          expect_near(inc.value_after_swap(a, x), want, "swap " + g.to_string() + " " + name);
+          if (step % 4 == 0) inc.apply_swap(a, x);
+        } else {
+          moved.cycle_positions(a, x, y);
+          const ObjectiveValue want = evaluate(c, g, moved, s).value;
+          expect_near(inc.value_after_cycle(a, x, y), want, "cycle " + g.to_string() + " " + name);
+          if (step % 3 == 0) inc.apply_cycle(a, x, y);
+        }
+        expect_near(inc.value(), evaluate(c, g, inc.labelling(), s).value, "state");
+        ++checked;
+      }
+      const Evaluation e = inc.evaluation();
+      const Evaluation full = evaluate(c, g, inc.labelling(), s);
+      ASSERT_EQ(e.link_load.size(), full.link_load.size());
+      for (int k = 0; k < g.ndims(); ++k) {
+        EXPECT_NEAR(e.link_load[k], full.link_load[k], 1e-12 * (1 + full.link_load[k]));
+        if (full.link_load[k] > full.dimensions[k].worst) ++decided;
+        ++dimensions;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1500);
+  EXPECT_GT(decided, 3);  // the link load decides some dimensions, not all
+  EXPECT_LT(decided, dimensions - 3);
 }
 
 TEST(IncrementalObjectiveTest, RejectsDegenerateCycles) {
