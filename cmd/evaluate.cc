@@ -11,6 +11,7 @@
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
 #include "lib/model/objective.h"
+#include "lib/relabel/relabel.h"
 
 namespace rankshape::cmd {
 
@@ -26,7 +27,7 @@ int evaluate_main(int argc, char** argv) {
                  "labelling file(s) to compare (line i = old rank at new rank i); the identity "
                  "is always evaluated first");
   app.add_option("--objective", objective_name,
-                 "sum-max | thesis-max | total, optionally :pairs or :max-pair")
+                 "sum-max | thesis-max | total, optionally :pairs or :max-pair, then optionally +links")
       ->capture_default_str();
   app.add_option("--json", json_path, "also write the results as JSON here");
   return cli::run(app, argc, argv, [&] {
@@ -39,7 +40,11 @@ int evaluate_main(int argc, char** argv) {
                                   std::to_string(grid.size()) + " positions but " + costs_path +
                                   " has " + std::to_string(costs->size()) + " ranks");
     }
-    const ObjectiveSpec spec = ObjectiveSpec::parse(objective_name);
+    // +links: a structured file's nodes and racks, then levels found in
+    // the costs (as relabel does).
+    std::vector<std::vector<int>> levels;
+    if (const auto* s = dynamic_cast<const StructuredCosts*>(costs.get())) levels = machine_levels(*s);
+    const ObjectiveSpec spec = ObjectiveSpec::parse(objective_name).with_links(*costs, levels);
     std::vector<std::pair<std::string, Labelling>> labellings;
     labellings.emplace_back("identity", Labelling::identity(grid.size()));
     for (const std::string& path : perm_paths) {

@@ -12,16 +12,19 @@
 
 namespace rankshape::cli {
 
-/// "  dimension k (size q, n fibres): worst W, mean M" per dimension.
+/// "  dimension k (size q, n fibres): worst W, mean M[, link load L]" per
+/// dimension.
 inline void print_dimensions(std::ostream& out, const Grid& grid, const Evaluation& e) {
   for (int k = 0; k < grid.ndims(); ++k) {
     const DimensionSummary& d = e.dimensions[k];
-    out << fmt::format("  dimension {} (size {}, {} fibres): worst {:.6g}, mean {:.6g}\n", k,
+    out << fmt::format("  dimension {} (size {}, {} fibres): worst {:.6g}, mean {:.6g}", k,
                        grid.dim(k), grid.fibre_count(k), d.worst, d.mean);
+    if (!e.link_load.empty()) out << fmt::format(", link load {:.6g}", e.link_load[k]);
+    out << "\n";
   }
 }
 
-/// [{dimension, size, fibres, worst, mean, worst_fibre}, ...]
+/// [{dimension, size, fibres, worst, mean, worst_fibre[, link_load]}, ...]
 inline nlohmann::json dimensions_json(const Grid& grid, const Evaluation& e) {
   nlohmann::json dims = nlohmann::json::array();
   for (int k = 0; k < grid.ndims(); ++k) {
@@ -32,6 +35,7 @@ inline nlohmann::json dimensions_json(const Grid& grid, const Evaluation& e) {
                     {"worst", d.worst},
                     {"mean", d.mean},
                     {"worst_fibre", d.worst_fibre}});
+    if (!e.link_load.empty()) dims.back()["link_load"] = e.link_load[k];
   }
   return dims;
 }

@@ -37,7 +37,7 @@
 //   RANKSHAPE_ALGORITHM=NAME  relabelling algorithm (default auto)
 //   RANKSHAPE_SEED=N          seed, a non-negative integer (default 1)
 //   RANKSHAPE_TIME_LIMIT=S    seconds of search per rank (default 5)
-//   RANKSHAPE_OBJECTIVE=NAME  sum-max (default) | thesis-max | total, ...
+//   RANKSHAPE_OBJECTIVE=NAME  sum-max (default) | thesis-max | total, ..., +links
 //   RANKSHAPE_REPORT=PATH     rank 0 writes a JSON report there (atomically)
 //
 // Errors: a bad value, a bad cost file or a failed MPI call prints

@@ -38,6 +38,13 @@ check "synth writes dense costs" 0 "" \
   "$synth" --nodes 2 --cores 3 --format dense --costs "$dir/d.costs"
 check "evaluate reads dense costs" 0 "identity: objective" \
   "$evaluate" --costs "$dir/d.costs" --grid 2x3
+check "evaluate counts the link load with +links" 0 "link load" \
+  "$evaluate" --costs "$dir/m.costs" --grid 4x16 --objective sum-max+links --json "$dir/l.json"
+check "the JSON report has the link load" 0 '"link_load"' cat "$dir/l.json"
+check "+links only with sum-max or thesis-max" 1 "+links needs sum-max or thesis-max" \
+  "$evaluate" --costs "$dir/m.costs" --grid 4x16 --objective total+links
+check "relabel minimises the link-aware objective" 0 "after: " \
+  "$relabel" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/l.perm" --objective sum-max+links
 
 check "grid size mismatch" 1 "grid 4x4 has 16 positions but" \
   "$evaluate" --costs "$dir/m.costs" --grid 4x4
