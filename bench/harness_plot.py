@@ -566,8 +566,9 @@ class Data:
                 else:
                     c["verdict"], c["causes"] = "does not agree", []
             links = c["links_rho"]
+            noise = any(cause.startswith("measured times within") for cause in c["causes"])
             if (c["verdict"].startswith("does not agree") and links is not None
-                    and links >= AGREE_RHO and c["n"] >= MIN_ORDERINGS):
+                    and links >= AGREE_RHO and c["n"] >= MIN_ORDERINGS and not noise):
                 cause = ("the link load ranks them with rho %s: contention on links "
                          "that nodes or racks share, which pair costs do not see"
                          % fmt_rho(links))

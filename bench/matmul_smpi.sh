@@ -6,7 +6,8 @@
 # HSUMMA's best group count against the sqrt(p) prediction.
 #   bench/matmul_smpi.sh [--platforms "NAME:RANKS:N ..."] [--out DIR] [--reuse]
 #                        [--panel B] [--reps R] [--costs SOURCE] [--relabel-time S]
-#                        [--selector ompi|mpich] [--full-sweep-max P] [--no-check]
+#                        [--selector ompi|mpich] [--full-sweep-max P] [--groups LIST]
+#                        [--no-check]
 # Platforms are data/platforms/NAME.{xml,hostfile}; N is the (square) matrix
 # size simulated there.
 # What is simulated: messages only. The runs use --no-compute (the local
@@ -28,7 +29,8 @@
 # after another in the simulator, so this bounds the real time at p times
 # as much; default 0.5).
 # HSUMMA: every grouping IxJ of the 2D grid up to --full-sweep-max ranks
-# (default 1,024), above that the balanced ones (I, J within 2x).
+# (default 1,024), above that the balanced ones (I, J within 2x); --groups
+# "IxJ,..." runs only those (and SUMMA), where a sweep would take hours.
 # Collectives: --selector ompi (default, as bench/coll_smpi.sh: SMPI's copy
 # of Open MPI's tuned decisions) or mpich (as tools/run_mpi.sh, with its
 # SimGrid 3.32 work-arounds, among them --cfg=smpi/bcast:binomial_tree:
@@ -51,6 +53,7 @@ costs=hierarchical
 relabel_time=0.5
 selector=ompi
 full_sweep_max=1024
+groups=
 check=1
 while [ $# -gt 0 ]; do
   case $1 in
@@ -63,6 +66,7 @@ while [ $# -gt 0 ]; do
     --relabel-time) relabel_time=$2; shift 2 ;;
     --selector) selector=$2; shift 2 ;;
     --full-sweep-max) full_sweep_max=$2; shift 2 ;;
+    --groups) groups=$2; shift 2 ;;
     --no-check) check=0; shift ;;
     *) echo "matmul_smpi.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -136,6 +140,7 @@ for spec in $platforms; do
   first=0
   sweep=auto
   [ "$np" -gt "$full_sweep_max" ] && sweep=balanced
+  [ -n "$groups" ] && sweep=$groups
   smpi "$name" "$np" "$dir/matmul.log" --out "$dir/matmul.csv" "${common[@]}" --no-compute \
     --sizes "$n" --groups "$sweep" --reps "$reps" --warmup 1
   cat "$dir/timing.txt" >>"$timing"

@@ -41,7 +41,7 @@ int evaluate_main(int argc, char** argv) {
                                   " has " + std::to_string(costs->size()) + " ranks");
     }
     // +links: a structured file's nodes and racks, then levels found in
-    // the costs (as relabel does).
+    // the costs (a dense file's levels are all found in the costs).
     std::vector<std::vector<int>> levels;
     if (const auto* s = dynamic_cast<const StructuredCosts*>(costs.get())) levels = machine_levels(*s);
     const ObjectiveSpec spec = ObjectiveSpec::parse(objective_name).with_links(*costs, levels);

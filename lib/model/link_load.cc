@@ -9,7 +9,7 @@
 namespace rankshape {
 namespace {
 
-// Most levels group_by_gap() adds on top of the known ones (nodes, racks,
+// Most levels groupings_by_gaps() adds on top of the known ones (nodes, racks,
 // then pods and the like: a real machine has few).
 constexpr int kMaxDetectedLevels = 4;
 
@@ -70,12 +70,12 @@ double flow_cost(const Costs& costs, const LinkLevel& level, const LinkLevel* ab
 
 }  // namespace
 
-std::optional<std::vector<int>> group_by_gap(const std::vector<double>& costs, int n) {
+std::vector<std::vector<int>> groupings_by_gaps(const std::vector<double>& costs, int n) {
   if (n < 0 || costs.size() != static_cast<std::size_t>(n) * static_cast<std::size_t>(n)) {
-    throw std::invalid_argument("group_by_gap: " + std::to_string(costs.size()) +
+    throw std::invalid_argument("groupings_by_gaps: " + std::to_string(costs.size()) +
                                 " costs for " + std::to_string(n) + " items");
   }
-  if (n < 3) return std::nullopt;  // one pair or none: no jump to find
+  if (n < 3) return {};  // one pair or none: no jump to find
   const auto at = [&](int a, int b) {
     return costs[static_cast<std::size_t>(a) * static_cast<std::size_t>(n) +
                  static_cast<std::size_t>(b)];
@@ -86,35 +86,74 @@ std::optional<std::vector<int>> group_by_gap(const std::vector<double>& costs, i
     for (int b = a + 1; b < n; ++b) values.push_back(at(a, b));
   }
   std::sort(values.begin(), values.end());
-  double best_ratio = kMinLevelGap;
-  std::optional<double> threshold;
-  for (std::size_t j = 0; j + 1 < values.size(); ++j) {
-    const double lo = values[j], hi = values[j + 1];
-    if (hi <= lo) continue;
-    const double ratio = lo > 0 ? hi / lo : std::numeric_limits<double>::infinity();
-    if (ratio >= best_ratio) {
-      best_ratio = ratio;
-      threshold = lo;
+  // The largest jump among values[0 .. end), as the value below it.
+  const auto largest_jump = [&](std::size_t end) -> std::optional<std::size_t> {
+    double best_ratio = kMinLevelGap;
+    std::optional<std::size_t> at_index;
+    for (std::size_t j = 0; j + 1 < end; ++j) {
+      const double lo = values[j], hi = values[j + 1];
+      if (hi <= lo) continue;
+      const double ratio = lo > 0 ? hi / lo : std::numeric_limits<double>::infinity();
+      if (ratio >= best_ratio) {
+        best_ratio = ratio;
+        at_index = j;
+      }
+    }
+    return at_index;
+  };
+  // The largest jump first, then the largest below it, and so on: a finer
+  // level (nodes under racks) whose jump is smaller than a coarser one's.
+  std::vector<double> thresholds;
+  for (std::size_t end = values.size();
+       thresholds.size() < static_cast<std::size_t>(kMaxDetectedLevels);) {
+    const std::optional<std::size_t> j = largest_jump(end);
+    if (!j) break;
+    thresholds.push_back(values[*j]);
+    end = *j + 1;
+  }
+  std::vector<std::vector<int>> out;
+  int finer_groups = n;
+  for (auto t = thresholds.rbegin(); t != thresholds.rend(); ++t) {
+    std::vector<int> parent(static_cast<std::size_t>(n));
+    std::iota(parent.begin(), parent.end(), 0);
+    for (int a = 0; a < n; ++a) {
+      for (int b = a + 1; b < n; ++b) {
+        if (at(a, b) <= *t) parent[find_root(parent, a)] = find_root(parent, b);
+      }
+    }
+    std::vector<int> labels(static_cast<std::size_t>(n));
+    for (int a = 0; a < n; ++a) labels[a] = find_root(parent, a);
+    const int groups = renumber(labels);
+    if (groups < 2 || groups >= finer_groups) continue;
+    // A group of one is no level of a machine but an outlier of the
+    // measurement (4 racks whose costs differ by contention give 3 groups).
+    std::vector<int> size(static_cast<std::size_t>(groups), 0);
+    for (int l : labels) ++size[static_cast<std::size_t>(l)];
+    if (*std::min_element(size.begin(), size.end()) < 2) continue;
+    finer_groups = groups;
+    out.push_back(std::move(labels));
+  }
+  return out;
+}
+
+void check_level(const LinkLevel& level, int p) {
+  if (level.group_of.size() != static_cast<std::size_t>(p)) {
+    throw std::invalid_argument("a link level places " + std::to_string(level.group_of.size()) +
+                                " ranks, expected " + std::to_string(p));
+  }
+  if (level.groups < 1) {
+    throw std::invalid_argument("a link level has " + std::to_string(level.groups) + " groups");
+  }
+  for (int g : level.group_of) {
+    if (g < 0 || g >= level.groups) {
+      throw std::invalid_argument("a link level puts a rank in group " + std::to_string(g) +
+                                  ", outside 0.." + std::to_string(level.groups - 1));
     }
   }
-  if (!threshold) return std::nullopt;
-  std::vector<int> parent(static_cast<std::size_t>(n));
-  std::iota(parent.begin(), parent.end(), 0);
-  for (int a = 0; a < n; ++a) {
-    for (int b = a + 1; b < n; ++b) {
-      if (at(a, b) <= *threshold) parent[find_root(parent, a)] = find_root(parent, b);
-    }
+  if (!(level.flow_cost >= 0) || level.flow_cost > kMaxCost) {
+    throw std::invalid_argument("a link level's flow cost " + std::to_string(level.flow_cost) +
+                                " is not a cost (finite, >= 0)");
   }
-  std::vector<int> labels(static_cast<std::size_t>(n));
-  for (int a = 0; a < n; ++a) labels[a] = find_root(parent, a);
-  const int groups = renumber(labels);
-  if (groups < 2) return std::nullopt;
-  // A group of one is no level of a machine but an outlier of the
-  // measurement (4 racks whose costs differ by contention give 3 groups).
-  std::vector<int> size(static_cast<std::size_t>(groups), 0);
-  for (int l : labels) ++size[static_cast<std::size_t>(l)];
-  if (*std::min_element(size.begin(), size.end()) < 2) return std::nullopt;
-  return labels;
 }
 
 std::vector<LinkLevel> link_levels(const Costs& costs,
@@ -141,8 +180,7 @@ std::vector<LinkLevel> link_levels(const Costs& costs,
     std::iota(top.group_of.begin(), top.group_of.end(), 0);
     top.groups = p;
   }
-  for (int added = 0; added < kMaxDetectedLevels && top.groups > 2 && top.groups <= kMaxGapItems;
-       ++added) {
+  for (int added = 0; added < kMaxDetectedLevels && top.groups > 2 && top.groups <= kMaxGapItems;) {
     const std::vector<int> reps = first_members(top);
     const int g = top.groups;
     std::vector<double> between(static_cast<std::size_t>(g) * static_cast<std::size_t>(g), 0.0);
@@ -154,16 +192,19 @@ std::vector<LinkLevel> link_levels(const Costs& costs,
         }
       }
     }
-    const std::optional<std::vector<int>> coarse = group_by_gap(between, g);
-    if (!coarse) break;
+    const std::vector<std::vector<int>> found = groupings_by_gaps(between, g);
+    if (found.empty()) break;
     LinkLevel next;
-    next.group_of.resize(top.group_of.size());
-    for (std::size_t r = 0; r < top.group_of.size(); ++r) {
-      next.group_of[r] = (*coarse)[static_cast<std::size_t>(top.group_of[r])];
+    for (const std::vector<int>& coarse : found) {
+      next.group_of.resize(top.group_of.size());
+      for (std::size_t r = 0; r < top.group_of.size(); ++r) {
+        next.group_of[r] = coarse[static_cast<std::size_t>(top.group_of[r])];
+      }
+      next.groups = renumber(next.group_of);
+      next.detected = true;
+      levels.push_back(next);
+      ++added;
     }
-    next.groups = renumber(next.group_of);
-    next.detected = true;
-    levels.push_back(next);
     top = std::move(next);
   }
   for (std::size_t l = 0; l < levels.size(); ++l) {
@@ -174,20 +215,15 @@ std::vector<LinkLevel> link_levels(const Costs& costs,
 }
 
 std::vector<double> link_load(const Grid& grid, const Labelling& labelling,
-                              const std::vector<LinkLevel>& levels) {
+                              const std::vector<LinkLevel>& levels, std::vector<double>* spread) {
   const int p = grid.size();
   if (labelling.size() != p) {
     throw std::invalid_argument("size mismatch: grid of " + std::to_string(p) +
                                 " positions, labelling of " + std::to_string(labelling.size()));
   }
-  for (const LinkLevel& level : levels) {
-    if (level.group_of.size() != static_cast<std::size_t>(p)) {
-      throw std::invalid_argument("size mismatch: grid of " + std::to_string(p) +
-                                  " positions, a level of " +
-                                  std::to_string(level.group_of.size()) + " ranks");
-    }
-  }
+  for (const LinkLevel& level : levels) check_level(level, p);
   std::vector<double> result(static_cast<std::size_t>(grid.ndims()), 0.0);
+  if (spread) spread->assign(static_cast<std::size_t>(grid.ndims()), 0.0);
   std::vector<int> members;
   for (int k = 0; k < grid.ndims(); ++k) {
     const int q = grid.dim(k);
@@ -210,6 +246,11 @@ std::vector<double> link_load(const Grid& grid, const Labelling& labelling,
         }
       }
       const double worst = *std::max_element(load.begin(), load.end());
+      if (spread) {
+        double sum = 0;
+        for (double x : load) sum += x;
+        (*spread)[static_cast<std::size_t>(k)] += level.flow_cost * sum;
+      }
       result[static_cast<std::size_t>(k)] =
           std::max(result[static_cast<std::size_t>(k)], level.flow_cost * worst);
     }

@@ -38,35 +38,47 @@ struct LinkLevel {
   /// this level inside one group of the next level up (any two groups at
   /// the top level).
   double flow_cost = 0;
-  bool detected = false;  // found in the costs by group_by_gap()
+  bool detected = false;  // found in the costs by groupings_by_gaps()
 };
 
 /// Smallest jump between consecutive sorted costs that separates two levels
 /// of a machine (measured costs of one level spread by up to ~1.2x).
 constexpr double kMinLevelGap = 1.25;
-/// Most items group_by_gap() sorts the pair costs of (n^2 / 2 values).
-constexpr int kMaxGapItems = 4096;
+/// Most items groupings_by_gaps() sorts the pair costs of (n^2 / 2 values:
+/// 2,048 items take about 50 MB).
+constexpr int kMaxGapItems = 2048;
 
-/// Groups of n items (costs: n x n row-major, symmetric) joined by every
-/// pair whose cost is at most the value below the largest jump (by ratio,
-/// at least kMinLevelGap) between consecutive sorted pair costs. nullopt
-/// when there is no such jump, or it leaves one group or a group of one.
-std::optional<std::vector<int>> group_by_gap(const std::vector<double>& costs, int n);
+/// The levels among n items (costs: n x n row-major, symmetric), finest
+/// first. The largest jump (by ratio, at least kMinLevelGap) between
+/// consecutive sorted pair costs gives a level, then the largest jump below
+/// it, and so on; each level joins the items whose costs are at most the
+/// value below its jump. Levels that leave one group, a group of one, or
+/// no fewer groups than the level below are dropped. Each result labels
+/// the items 0 .. groups - 1.
+std::vector<std::vector<int>> groupings_by_gaps(const std::vector<double>& costs, int n);
+
+/// Throws std::invalid_argument unless the level places p ranks in groups
+/// 0 .. groups - 1 (groups >= 1) with a flow cost that is a cost.
+void check_level(const LinkLevel& level, int p);
 
 /// The levels with shared links: each known level (group of every old
 /// rank, finest first, e.g. JobCosts::levels) with at least two groups and
 /// fewer groups than ranks, then levels above the last found in the costs
-/// between its groups' representatives by group_by_gap() (starting from
+/// between its groups' representatives by groupings_by_gaps() (starting from
 /// single ranks when nothing is known and p <= kMaxGapItems). Throws
 /// std::invalid_argument if a known level's size is not costs.size().
 std::vector<LinkLevel> link_levels(const Costs& costs,
                                    const std::vector<std::vector<int>>& known);
 
-/// The link load of every dimension of the grid under the labelling.
-/// Throws std::invalid_argument if the grid, the labelling or a level
-/// disagree on the number of ranks.
+/// The link load of every dimension of the grid under the labelling. With
+/// spread, also every dimension's sum over levels and groups of flow_cost
+/// times load, the objective's tie-break (all traffic that leaves groups,
+/// not only the busiest group's). Throws std::invalid_argument if the grid,
+/// the labelling or a level disagree on the number of ranks, or a level
+/// fails check_level().
 std::vector<double> link_load(const Grid& grid, const Labelling& labelling,
-                              const std::vector<LinkLevel>& levels);
+                              const std::vector<LinkLevel>& levels,
+                              std::vector<double>* spread = nullptr);
 
 }  // namespace rankshape
 

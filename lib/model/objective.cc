@@ -29,12 +29,8 @@ void check_spec(const ObjectiveSpec& spec, const Grid& grid) {
     throw std::invalid_argument("+links needs sum-max or thesis-max, not total");
   }
   if (spec.links) {
-    for (const LinkLevel& level : *spec.links) {
-      if (level.group_of.size() != static_cast<std::size_t>(grid.size())) {
-        throw std::invalid_argument("a link level places " + std::to_string(level.group_of.size()) +
-                                    " ranks, the grid has " + std::to_string(grid.size()));
-      }
-    }
+    if (!spec.link_load) throw std::invalid_argument("link levels given without +links");
+    for (const LinkLevel& level : *spec.links) check_level(level, grid.size());
   }
   if (spec.dimension_weights.empty()) return;
   if (static_cast<int>(spec.dimension_weights.size()) != grid.ndims()) {
@@ -185,8 +181,12 @@ Evaluation evaluate(const Costs& costs, const Grid& grid, const Labelling& label
   }
   if (spec.link_load) {
     const ObjectiveSpec with = spec.with_links(costs, {});
-    e.link_load = link_load(grid, labelling, *with.links);
-    for (int k = 0; k < grid.ndims(); ++k) dim_max[k] = std::max(dim_max[k], e.link_load[k]);
+    std::vector<double> spread;
+    e.link_load = link_load(grid, labelling, *with.links, &spread);
+    for (int k = 0; k < grid.ndims(); ++k) {
+      dim_max[k] = std::max(dim_max[k], e.link_load[k]);
+      total += spread[k];
+    }
   }
   e.value = combine_values(spec, dim_max, total);
   return e;
@@ -206,9 +206,12 @@ IncrementalObjective::IncrementalObjective(const Costs& costs, Grid grid, Labell
     for (const LinkLevel& level : *spec_.links) most_groups = std::max(most_groups, level.groups);
     scratch_delta_.assign(most_groups, 0);
     scratch_touched_.assign(most_groups, 0);
+    load_max_.assign(grid_.ndims(), std::vector<std::int64_t>(spec_.links->size(), 0));
+    load_sum_ = load_max_;
     for (int k = 0; k < grid_.ndims(); ++k) {
       for (const LinkLevel& level : *spec_.links) group_load_[k].emplace_back(level.groups, 0);
       for (int f = 0; f < grid_.fibre_count(k); ++f) add_fibre_load(k, f, 1);
+      refresh_link_figures(k);
     }
   }
   scratch_dim_max_.resize(grid_.ndims());
@@ -228,6 +231,7 @@ IncrementalObjective::IncrementalObjective(const Costs& costs, Grid grid, Labell
     dim_max[k] = std::max(fibre_costs_[k][top_[k][0]], dimension_link_load(k));
     for (double c : fibre_costs_[k]) total_ += c;
   }
+  total_ += link_total();
   value_ = combine(dim_max, total_);
 }
 
@@ -262,23 +266,52 @@ void IncrementalObjective::add_fibre_load(int k, int f, std::int64_t sign) {
   }
 }
 
+void IncrementalObjective::refresh_link_figures(int k) {
+  for (std::size_t l = 0; l < spec_.links->size(); ++l) {
+    const std::vector<std::int64_t>& load = group_load_[k][l];
+    load_max_[k][l] = *std::max_element(load.begin(), load.end());
+    load_sum_[k][l] = 0;
+    for (std::int64_t x : load) load_sum_[k][l] += x;
+  }
+}
+
 double IncrementalObjective::dimension_link_load(int k) const {
   if (!has_links()) return 0;
   double worst = 0;
   for (std::size_t l = 0; l < spec_.links->size(); ++l) {
-    const std::vector<std::int64_t>& load = group_load_[k][l];
-    const std::int64_t most = *std::max_element(load.begin(), load.end());
-    worst = std::max(worst, (*spec_.links)[l].flow_cost * static_cast<double>(most) / grid_.dim(k));
+    worst = std::max(worst, (*spec_.links)[l].flow_cost * static_cast<double>(load_max_[k][l]) /
+                                grid_.dim(k));
   }
   return worst;
 }
 
-double IncrementalObjective::link_load_after(const Move& move, int k,
-                                             const std::array<int, 3>& fibres, int n) const {
+double IncrementalObjective::link_total() const {
+  if (!has_links()) return 0;
+  double total = 0;
+  for (int k = 0; k < grid_.ndims(); ++k) {
+    for (std::size_t l = 0; l < spec_.links->size(); ++l) {
+      total += (*spec_.links)[l].flow_cost * static_cast<double>(load_sum_[k][l]) / grid_.dim(k);
+    }
+  }
+  return total;
+}
+
+IncrementalObjective::LinkChange IncrementalObjective::link_load_after(
+    const Move& move, int k, const std::array<int, 3>& fibres, int n) const {
   const int q = grid_.dim(k);
-  double worst = 0;
+  LinkChange change;
   for (std::size_t l = 0; l < spec_.links->size(); ++l) {
     const LinkLevel& level = (*spec_.links)[l];
+    // Ranks of one group trading places change no group's count.
+    bool one_group = true;
+    for (int i = 1; i < move.n; ++i) {
+      one_group &= level.group_of[move.arriving[i].value()] == level.group_of[move.arriving[0].value()];
+    }
+    if (one_group) {
+      change.worst =
+          std::max(change.worst, level.flow_cost * static_cast<double>(load_max_[k][l]) / q);
+      continue;
+    }
     scratch_list_.clear();
     const auto add = [&](int g, std::int64_t share) {
       if (!scratch_touched_[g]) {
@@ -305,7 +338,8 @@ double IncrementalObjective::link_load_after(const Move& move, int k,
       for_each_group_share(scratch_members_, add);
     }
     const std::vector<std::int64_t>& load = group_load_[k][l];
-    std::int64_t most = 0;
+    std::int64_t most = 0, delta_sum = 0;
+    for (int g : scratch_list_) delta_sum += scratch_delta_[g];
     for (int g = 0; g < level.groups; ++g) {
       most = std::max(most, load[g] + (scratch_touched_[g] ? scratch_delta_[g] : 0));
     }
@@ -313,9 +347,10 @@ double IncrementalObjective::link_load_after(const Move& move, int k,
       scratch_touched_[g] = 0;
       scratch_delta_[g] = 0;
     }
-    worst = std::max(worst, level.flow_cost * static_cast<double>(most) / q);
+    change.worst = std::max(change.worst, level.flow_cost * static_cast<double>(most) / q);
+    change.total_delta += level.flow_cost * static_cast<double>(delta_sum) / q;
   }
-  return worst;
+  return change;
 }
 
 Evaluation IncrementalObjective::evaluation() const {
@@ -444,7 +479,12 @@ ObjectiveValue IncrementalObjective::value_after(const Move& move) const {
         break;
       }
     }
-    dim_max[k] = has_links() ? std::max(best, link_load_after(move, k, changed, n_changed)) : best;
+    if (has_links()) {
+      const LinkChange links = link_load_after(move, k, changed, n_changed);
+      best = std::max(best, links.worst);
+      total += links.total_delta;
+    }
+    dim_max[k] = best;
   }
   return combine(dim_max, total);
 }
@@ -472,7 +512,10 @@ void IncrementalObjective::apply(const Move& move) {
   } else {
     labelling_.cycle_positions(move.pos[0], move.pos[1], move.pos[2]);
   }
-  if (has_links()) for_each_moved_fibre([&](int k, int f) { add_fibre_load(k, f, 1); });
+  if (has_links()) {
+    for_each_moved_fibre([&](int k, int f) { add_fibre_load(k, f, 1); });
+    for (int k = 0; k < grid_.ndims(); ++k) refresh_link_figures(k);
+  }
   // Re-cost changed fibres from scratch so that rounding never accumulates.
   std::vector<double> dim_max(grid_.ndims());
   total_ = 0;
@@ -486,6 +529,7 @@ void IncrementalObjective::apply(const Move& move) {
     dim_max[k] = std::max(fibre_costs_[k][top_[k][0]], dimension_link_load(k));
     for (double c : fibre_costs_[k]) total_ += c;
   }
+  total_ += link_total();
   value_ = combine(dim_max, total_);
 }
 

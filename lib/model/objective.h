@@ -84,6 +84,9 @@ struct ObjectiveSpec {
 };
 
 /// An objective value: smaller is better; primary first, total breaks ties.
+/// total is the sum of all fibre costs; with +links it adds, for every
+/// dimension, every group's load times its level's flow cost, so that
+/// search sees progress when a group other than the busiest sheds load.
 struct ObjectiveValue {
   double primary = 0;
   double total = 0;
@@ -181,11 +184,19 @@ class IncrementalObjective {
   // dimension, and the moved fibres' part of it.
   // Loads are kept as whole numbers, sum of m (q - m) (divided by q when
   // read), so that moves applied and undone leave no rounding behind.
-  bool has_links() const { return spec_.links != nullptr; }
+  bool has_links() const { return spec_.link_load && spec_.links != nullptr; }
+  struct LinkChange {
+    double worst = 0;        // the dimension's link load after the move
+    double total_delta = 0;  // change of its part of the tie-break
+  };
   void add_fibre_load(int k, int f, std::int64_t sign);
+  void refresh_link_figures(int k);
   double dimension_link_load(int k) const;
-  double link_load_after(const Move& move, int k, const std::array<int, 3>& fibres, int n) const;
+  double link_total() const;
+  LinkChange link_load_after(const Move& move, int k, const std::array<int, 3>& fibres,
+                             int n) const;
   std::vector<std::vector<std::vector<std::int64_t>>> group_load_;  // [k][level][group]
+  std::vector<std::vector<std::int64_t>> load_max_, load_sum_;     // [k][level]
   mutable std::vector<std::int64_t> scratch_delta_;                 // [group]
   mutable std::vector<char> scratch_touched_;                       // [group]
   mutable std::vector<int> scratch_list_;

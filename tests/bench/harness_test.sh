@@ -20,18 +20,34 @@ fail() {
 "$python" "$plot_test" >"$dir/plot_test.log" 2>&1 || { cat "$dir/plot_test.log"; fail "harness_plot_test.py"; }
 
 quick=(--sizes 8,4096 --reps 2 --warmup 1 --matmul-n 48 --panel 8 --time-limit 0.2 --heatmaps)
-for case in "1 0,0,0" "3 0,0" "4 0,0,0" "4 2,2"; do
-  read -r np grid <<<"$case"
-  out=$dir/np$np-${grid//,/x}
+# "links": 2 nodes of 2 cores from a cost file (10 between the nodes), the
+# link-aware objective.
+cat >"$dir/two-nodes.costs" <<'COSTS'
+rankshape-structured 1
+cores-per-node 2
+nodes 2
+ranks 4
+core-costs
+0 1
+1 0
+rack-costs
+10
+rank-locations block
+COSTS
+for case in "1 0,0,0" "3 0,0" "4 0,0,0" "4 2,2" "4 2,2 links"; do
+  read -r np grid mode <<<"$case"
+  out=$dir/np$np-${grid//,/x}${mode:+-$mode}
   mkdir -p "$out"
+  extra=()
+  [ "$mode" = links ] && extra=(--costs file --cost-file "$dir/two-nodes.costs" --objective sum-max+links)
   RANKSHAPE_COLL_GROUPS=blocks:2 "$run_mpi" "$launcher" "$np" "$compare" --out "$out" \
-    --grid "$grid" --testbed "test-$launcher" "${quick[@]}" >"$out/compare.log" 2>&1 ||
+    --grid "$grid" --testbed "test-$launcher" "${quick[@]}" "${extra[@]}" >"$out/compare.log" 2>&1 ||
     { cat "$out/compare.log"; fail "compare at $np ranks, grid $grid"; continue; }
   "$python" "$plot" "$out" >"$out/plot.log" 2>&1 ||
     { cat "$out/plot.log"; fail "harness_plot.py at $np ranks, grid $grid"; continue; }
-  "$python" - "$out" "$np" "$grid" "$launcher" <<'PY' || fail "outputs at $np ranks, grid $grid"
+  "$python" - "$out" "$np" "$grid" "$launcher" "$mode" <<'PY' || fail "outputs at $np ranks, grid $grid $mode"
 import csv, json, os, struct, sys
-out, np_, grid, launcher = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+out, np_, grid, launcher, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 names = ["identity", "round-robin", "random", "node-aware", "kl", "hill-climb",
          "multilevel", "auto", "metis", "scotch", "treematch"]
 orderings = list(csv.DictReader(open(f"{out}/orderings.csv")))
@@ -93,6 +109,13 @@ for r in kernels:
         assert abs(dims_load - float(r["link_load"])) <= 1e-5 * max(1.0, dims_load), r
 for level in summary["link_levels"]:
     assert level["groups"] >= 2 and level["flow_cost"] >= 0, level
+if mode == "links":
+    # The nodes are a level; identity's dimension 0 crosses them (load 2 x
+    # 1/2 per node, one message costs 10), and the objective counts it.
+    assert summary["objective"] == "sum-max:pairs+links", summary["objective"]
+    assert summary["link_levels"] == [{"groups": 2, "flow_cost": 10, "source": "known"}], summary["link_levels"]
+    row = [r for r in kernels if r["ordering"] == "identity" and r["dim"] == "0"][0]
+    assert float(row["link_load"]) == 10 and float(row["predicted"]) == 10, row
 # The costs and every ordering, for offline scoring.
 assert open(f"{out}/costs.txt").readline().startswith("rankshape-"), "costs.txt"
 for o in ok:
@@ -137,5 +160,6 @@ check_bad "unknown ordering" "--orderings" --out "$bad" --orderings identity,bog
 check_bad "grid of the wrong size" "grid" --out "$bad" --grid 3,0
 check_bad "missing folder" "is not a directory" --out "$bad/missing"
 check_bad "file costs without a file" "--cost-file" --out "$bad" --costs file
+check_bad "objective total+links" "+links needs sum-max or thesis-max" --out "$bad" --objective total+links
 
 [ "$failures" -eq 0 ] && echo "PASS" || { echo "$failures failure(s)"; exit 1; }

@@ -40,6 +40,12 @@ check "evaluate reads dense costs" 0 "identity: objective" \
   "$evaluate" --costs "$dir/d.costs" --grid 2x3
 check "evaluate counts the link load with +links" 0 "link load" \
   "$evaluate" --costs "$dir/m.costs" --grid 4x16 --objective sum-max+links --json "$dir/l.json"
+# The scrambled machine's identity sends across nodes: some load above 0.
+if ! awk '/link load/ { if ($NF + 0 > 0) found = 1 } END { exit !found }' "$dir/stdout"; then
+  echo "FAIL: no link load above 0 in the scrambled machine's evaluation" >&2
+  cat "$dir/stdout" >&2
+  failures=$((failures + 1))
+fi
 check "the JSON report has the link load" 0 '"link_load"' cat "$dir/l.json"
 check "+links only with sum-max or thesis-max" 1 "+links needs sum-max or thesis-max" \
   "$evaluate" --costs "$dir/m.costs" --grid 4x16 --objective total+links

@@ -128,27 +128,58 @@ TEST(LinkLoadTest, NodesAndRacksAreFoundInADenseMatrix) {
   EXPECT_EQ(levels[1].flow_cost, 40);
 }
 
-TEST(LinkLoadTest, GroupByGapNeedsAJump) {
+TEST(LinkLoadTest, GroupingsByGapsNeedAJump) {
+  using Groupings = std::vector<std::vector<int>>;
   // Noise of up to 1.2x inside a level is not a level.
-  EXPECT_FALSE(group_by_gap({0, 1, 1.1, 1, 0, 1.2, 1.1, 1.2, 0}, 3));
+  EXPECT_EQ(groupings_by_gaps({0, 1, 1.1, 1, 0, 1.2, 1.1, 1.2, 0}, 3), Groupings{});
   // 1 vs 2: items {0, 1} and {2, 3}.
   const std::vector<double> two_pairs = {0, 1, 2, 2, 1, 0, 2, 2, 2, 2, 0, 1, 2, 2, 1, 0};
-  EXPECT_EQ(group_by_gap(two_pairs, 4), (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_EQ(groupings_by_gaps(two_pairs, 4), (Groupings{{0, 0, 1, 1}}));
   // Zero costs are a level of their own.
   const std::vector<double> zeros = {0, 0, 3, 3, 0, 0, 3, 3, 3, 3, 0, 0, 3, 3, 0, 0};
-  EXPECT_EQ(group_by_gap(zeros, 4), (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_EQ(groupings_by_gaps(zeros, 4), (Groupings{{0, 0, 1, 1}}));
   // A group of one is an outlier, not a level: 0 and 1 close, 2 alone.
-  EXPECT_FALSE(group_by_gap({0, 1, 2, 1, 0, 2, 2, 2, 0}, 3));
-  EXPECT_FALSE(group_by_gap({0, 1, 1, 0}, 2));
-  EXPECT_THROW(group_by_gap({0, 1, 1}, 2), std::invalid_argument);
+  EXPECT_EQ(groupings_by_gaps({0, 1, 2, 1, 0, 2, 2, 2, 0}, 3), Groupings{});
+  EXPECT_EQ(groupings_by_gaps({0, 1, 1, 0}, 2), Groupings{});
+  EXPECT_THROW(groupings_by_gaps({0, 1, 1}, 2), std::invalid_argument);
 }
 
-TEST(LinkLoadTest, SizeMismatchesThrow) {
+TEST(LinkLoadTest, AFinerLevelUnderALargerJumpIsFound) {
+  // 2 racks of 2 nodes of 2 cores: 1 inside a node, 2 between nodes of a
+  // rack, 40 between racks. The rack jump (20x) is the largest; the node
+  // jump (2x) below it is found too, finest first.
+  StructuredSpec s = testing::flat_machine(4, 2, 2);
+  s.racks = 2;
+  s.rack_costs = {2, 40, 40, 2};
+  s.node_rack = {0, 0, 1, 1};
+  for (int n = 0; n < 4; ++n) {
+    for (int c = 0; c < 2; ++c) s.ranks.push_back({n, c});
+  }
+  const StructuredCosts costs(std::move(s));
+  const std::vector<LinkLevel> levels = link_levels(to_dense(costs), {});
+  ASSERT_EQ(levels.size(), 2u);
+  EXPECT_EQ(levels[0].group_of, (std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(levels[1].group_of, (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}));
+  EXPECT_EQ(levels[0].flow_cost, 2);
+  EXPECT_EQ(levels[1].flow_cost, 40);
+}
+
+TEST(LinkLoadTest, BadLevelsThrow) {
   LinkLevel level;
   level.group_of = {0, 1};
   level.groups = 2;
   EXPECT_THROW(link_load(Grid({4}), Labelling::identity(4), {level}), std::invalid_argument);
   EXPECT_THROW(link_load(Grid({4}), Labelling::identity(2), {}), std::invalid_argument);
+  level.group_of = {0, 1, 2, 1};  // group 2 of 2
+  EXPECT_THROW(link_load(Grid({4}), Labelling::identity(4), {level}), std::invalid_argument);
+  level.group_of = {0, 1, -1, 1};
+  EXPECT_THROW(link_load(Grid({4}), Labelling::identity(4), {level}), std::invalid_argument);
+  level.group_of = {0, 1, 0, 1};
+  level.flow_cost = -1;
+  EXPECT_THROW(link_load(Grid({4}), Labelling::identity(4), {level}), std::invalid_argument);
+  level.flow_cost = 1;
+  level.groups = 0;
+  EXPECT_THROW(check_level(level, 4), std::invalid_argument);
 }
 
 }  // namespace

@@ -83,8 +83,9 @@ TEST(ObjectiveTest, ParsesNames) {
 
 TEST(ObjectiveTest, LinksTakeTheLargerOfWorstFibreAndLinkLoad) {
   // Racks {0,1} and {2,3} (cost 10 across, 1 inside): identity's dimension
-  // 0 crosses them with pair cost 10 per fibre and link load 4 * 1 = 4
-  // (flow cost 4 given), dimension 1 stays inside (1, 0).
+  // 0 crosses them with pair cost 10 per fibre and link load 40 * 1 = 40
+  // (flow cost 40 given, each rack's load 1/2 + 1/2), dimension 1 stays
+  // inside (pair cost 1, link load 0).
   ObjectiveSpec s = ObjectiveSpec::parse("sum-max+links");
   LinkLevel racks;
   racks.group_of = {0, 0, 1, 1};
@@ -94,6 +95,8 @@ TEST(ObjectiveTest, LinksTakeTheLargerOfWorstFibreAndLinkLoad) {
   const Evaluation e = evaluate(two_nodes_of_two(), Grid({2, 2}), Labelling::identity(4), s);
   EXPECT_EQ(e.link_load, (std::vector<double>{40, 0}));
   EXPECT_EQ(e.value.primary, 40 + 1);  // max(10, 40) + max(1, 0)
+  // The tie-break adds every group's load: 22 for the pairs, 40 * (1 + 1).
+  EXPECT_EQ(e.value.total, 22 + 80);
   EXPECT_EQ(e.dimensions[0].worst, 10);  // the pairs' own figure stays
   // Without levels given, they are found in the costs (racks at the jump
   // from 1 to 10; one message between them costs 10).
@@ -102,7 +105,11 @@ TEST(ObjectiveTest, LinksTakeTheLargerOfWorstFibreAndLinkLoad) {
   EXPECT_EQ(found.link_load, (std::vector<double>{10, 0}));
   EXPECT_TRUE(evaluate(two_nodes_of_two(), Grid({2, 2}), Labelling::identity(4), ObjectiveSpec{})
                   .link_load.empty());
-  // Levels of the wrong size are refused.
+  // Levels without +links, and levels of the wrong size, are refused.
+  ObjectiveSpec no_flag = s;
+  no_flag.link_load = false;
+  EXPECT_THROW(evaluate(two_nodes_of_two(), Grid({2, 2}), Labelling::identity(4), no_flag),
+               std::invalid_argument);
   racks.group_of = {0, 1};
   s.links = std::make_shared<const std::vector<LinkLevel>>(std::vector<LinkLevel>{racks});
   EXPECT_THROW(evaluate(two_nodes_of_two(), Grid({2, 2}), Labelling::identity(4), s),
