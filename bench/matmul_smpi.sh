@@ -143,6 +143,8 @@ for spec in $platforms; do
   [ -n "$groups" ] && sweep=$groups
   smpi "$name" "$np" "$dir/matmul.log" --out "$dir/matmul.csv" "${common[@]}" --no-compute \
     --sizes "$n" --groups "$sweep" --reps "$reps" --warmup 1
+  # What this platform ran with: a later --reuse run reports it as it was.
+  echo "$name: $reps timed repetition(s), HSUMMA groupings $sweep" >"$dir/settings.txt"
   cat "$dir/timing.txt" >>"$timing"
   rm -rf "$saved"
   mkdir -p "$out/matmul_smpi"
@@ -183,8 +185,9 @@ w("collectives \`$selector\` (\`${collectives[*]}\`),")
 w("\`--cfg=smpi/simulate-computation:no\` and \`matmul_bench --no-compute\`: messages only,")
 w("simulated and deterministic. **Communication time** in ms of simulated time: 3D's")
 w("allgathers and reduce-scatter, SUMMA's and HSUMMA's panel broadcasts (through")
-w("\`lib/coll\`'s dispatch), median of $reps repetitions (after one warmup) of the slowest")
-w("rank. Panel b = $panel (HSUMMA: inner and outer). Grids balanced (\`MPI_Dims_create\`).")
+w("\`lib/coll\`'s dispatch), median of the timed repetitions (after one warmup; the")
+w("simulated time is the same on every repetition) of the slowest rank. Panel b = $panel")
+w("(HSUMMA: inner and outer). Grids balanced (\`MPI_Dims_create\`).")
 w()
 w("- **identity**: ranks in block order (the hostfile: node by node, rack by rack);")
 w("- **scrambled**: a fixed random permutation of them (\`MPI_Comm_split\`, shuffled key);")
@@ -287,6 +290,15 @@ w()
 w("\`\`\`")
 md.write(open(timing).read())
 w("\`\`\`")
+w()
+w("Settings per platform (repetitions, HSUMMA groupings: auto = every one, balanced = I and J")
+w("within 2x, or the list given with --groups):")
+w()
+for name, np_, n, d in runs:
+    try:
+        w("- " + open(f"{d}/settings.txt").read().strip())
+    except FileNotFoundError:
+        w(f"- {name}: not recorded (runs before 2026-11-24: 2 repetitions, every grouping)")
 EOF
 mv "$work/matmul_smpi.csv" "$out/matmul_smpi.csv"
 mv "$work/matmul_smpi.md" "$out/matmul_smpi.md"
