@@ -196,6 +196,7 @@ std::vector<LinkLevel> link_levels(const Costs& costs,
     if (found.empty()) break;
     LinkLevel next;
     for (const std::vector<int>& coarse : found) {
+      if (added == kMaxDetectedLevels) break;
       next.group_of.resize(top.group_of.size());
       for (std::size_t r = 0; r < top.group_of.size(); ++r) {
         next.group_of[r] = coarse[static_cast<std::size_t>(top.group_of[r])];
