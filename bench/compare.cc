@@ -279,10 +279,10 @@ std::vector<KernelRow> time_kernels(const ShapedComm& s, const Ordering& o, cons
           // The objective's part for this dimension: its worst fibre, or
           // its link load when larger and the objective counts it.
           const auto uk = static_cast<std::size_t>(k);
-          const double part = o.evaluation.link_load.empty()
-                                  ? o.evaluation.dimensions[uk].worst
-                                  : std::max(o.evaluation.dimensions[uk].worst,
-                                             o.evaluation.link_load[uk]);
+          const double part =
+              o.evaluation.link_load.empty()
+                  ? o.evaluation.dimensions[uk].worst
+                  : std::max(o.evaluation.dimensions[uk].worst, o.evaluation.link_load[uk]);
           rows.push_back({o.name, name, impl, k, bytes, t, part, o.link_load[uk]});
         }
       }
@@ -427,9 +427,9 @@ int run(const Args& a) {
       o.status = "skipped: " + a.treematch_failed;
       orderings.push_back(o);
     } else {
-      orderings.push_back(name == "treematch" ? treematch(comm, *grid)
-                                              : engine_ordering(comm, name, costs, *grid,
-                                                                so.objective, a));
+      orderings.push_back(name == "treematch"
+                              ? treematch(comm, *grid)
+                              : engine_ordering(comm, name, costs, *grid, so.objective, a));
     }
     Ordering& o = orderings.back();
     if (o.labelling) {
@@ -496,7 +496,8 @@ int run(const Args& a) {
     write_dense_costs((out / "costs.txt").string(), *costs.costs);
   }
   for (const Ordering& o : orderings) {
-    if (o.labelling) write_labelling((out / ("labelling-" + o.name + ".txt")).string(), *o.labelling);
+    if (o.labelling)
+      write_labelling((out / ("labelling-" + o.name + ".txt")).string(), *o.labelling);
   }
   write_file_atomically((out / "orderings.csv").string(), [&](std::ostream& f) {
     f << "ordering,algorithm,status,objective,objective_vs_identity,relabel_seconds,time_limited\n";

@@ -26,8 +26,9 @@ int evaluate_main(int argc, char** argv) {
   app.add_option("--perm", perm_paths,
                  "labelling file(s) to compare (line i = old rank at new rank i); the identity "
                  "is always evaluated first");
-  app.add_option("--objective", objective_name,
-                 "sum-max | thesis-max | total, optionally :pairs or :max-pair, then optionally +links")
+  app.add_option(
+         "--objective", objective_name,
+         "sum-max | thesis-max | total, optionally :pairs or :max-pair, then optionally +links")
       ->capture_default_str();
   app.add_option("--json", json_path, "also write the results as JSON here");
   return cli::run(app, argc, argv, [&] {
@@ -43,7 +44,8 @@ int evaluate_main(int argc, char** argv) {
     // +links: a structured file's nodes and racks, then levels found in
     // the costs (a dense file's levels are all found in the costs).
     std::vector<std::vector<int>> levels;
-    if (const auto* s = dynamic_cast<const StructuredCosts*>(costs.get())) levels = machine_levels(*s);
+    if (const auto* s = dynamic_cast<const StructuredCosts*>(costs.get()))
+      levels = machine_levels(*s);
     const ObjectiveSpec spec = ObjectiveSpec::parse(objective_name).with_links(*costs, levels);
     std::vector<std::pair<std::string, Labelling>> labellings;
     labellings.emplace_back("identity", Labelling::identity(grid.size()));

@@ -54,8 +54,9 @@ int relabel_main(int argc, char** argv) {
                  "seconds; the best labelling found by then is written")
       ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();
-  app.add_option("--objective", objective_name,
-                 "sum-max | thesis-max | total, optionally :pairs or :max-pair, then optionally +links")
+  app.add_option(
+         "--objective", objective_name,
+         "sum-max | thesis-max | total, optionally :pairs or :max-pair, then optionally +links")
       ->capture_default_str();
   app.add_option("--placement", placement_path,
                  "placement file (rank host core): hosts give node membership to dense costs and "

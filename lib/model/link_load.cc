@@ -29,8 +29,8 @@ int renumber(std::vector<int>& labels) {
   std::vector<int> new_of(sorted.size(), -1);
   int next = 0;
   for (int& l : labels) {
-    const auto i =
-        static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), l) - sorted.begin());
+    const auto i = static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), l) -
+                                            sorted.begin());
     if (new_of[i] < 0) new_of[i] = next++;
     l = new_of[i];
   }
@@ -156,8 +156,7 @@ void check_level(const LinkLevel& level, int p) {
   }
 }
 
-std::vector<LinkLevel> link_levels(const Costs& costs,
-                                   const std::vector<std::vector<int>>& known) {
+std::vector<LinkLevel> link_levels(const Costs& costs, const std::vector<std::vector<int>>& known) {
   const int p = costs.size();
   std::vector<LinkLevel> levels;
   for (std::size_t j = 0; j < known.size(); ++j) {

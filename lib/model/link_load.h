@@ -67,8 +67,7 @@ void check_level(const LinkLevel& level, int p);
 /// between its groups' representatives by groupings_by_gaps() (starting from
 /// single ranks when nothing is known and p <= kMaxGapItems). Throws
 /// std::invalid_argument if a known level's size is not costs.size().
-std::vector<LinkLevel> link_levels(const Costs& costs,
-                                   const std::vector<std::vector<int>>& known);
+std::vector<LinkLevel> link_levels(const Costs& costs, const std::vector<std::vector<int>>& known);
 
 /// The link load of every dimension of the grid under the labelling. With
 /// spread, also every dimension's sum over levels and groups of flow_cost

@@ -262,7 +262,8 @@ void IncrementalObjective::add_fibre_load(int k, int f, std::int64_t sign) {
       scratch_members_[t] = level.group_of[labelling_.old_of(grid_.fibre_member(k, f, t)).value()];
     }
     std::vector<std::int64_t>& load = group_load_[k][l];
-    for_each_group_share(scratch_members_, [&](int g, std::int64_t share) { load[g] += sign * share; });
+    for_each_group_share(scratch_members_,
+                         [&](int g, std::int64_t share) { load[g] += sign * share; });
   }
 }
 
@@ -279,8 +280,8 @@ double IncrementalObjective::dimension_link_load(int k) const {
   if (!has_links()) return 0;
   double worst = 0;
   for (std::size_t l = 0; l < spec_.links->size(); ++l) {
-    worst = std::max(worst, (*spec_.links)[l].flow_cost * static_cast<double>(load_max_[k][l]) /
-                                grid_.dim(k));
+    worst = std::max(
+        worst, (*spec_.links)[l].flow_cost * static_cast<double>(load_max_[k][l]) / grid_.dim(k));
   }
   return worst;
 }
@@ -305,7 +306,8 @@ IncrementalObjective::LinkChange IncrementalObjective::link_load_after(
     // Ranks of one group trading places change no group's count.
     bool one_group = true;
     for (int i = 1; i < move.n; ++i) {
-      one_group &= level.group_of[move.arriving[i].value()] == level.group_of[move.arriving[0].value()];
+      one_group &=
+          level.group_of[move.arriving[i].value()] == level.group_of[move.arriving[0].value()];
     }
     if (one_group) {
       change.worst =
@@ -324,7 +326,8 @@ IncrementalObjective::LinkChange IncrementalObjective::link_load_after(
       const int f = fibres[i];
       scratch_members_.resize(q);
       for (int t = 0; t < q; ++t) {
-        scratch_members_[t] = level.group_of[labelling_.old_of(grid_.fibre_member(k, f, t)).value()];
+        scratch_members_[t] =
+            level.group_of[labelling_.old_of(grid_.fibre_member(k, f, t)).value()];
       }
       for_each_group_share(scratch_members_, [&](int g, std::int64_t share) { add(g, -share); });
       for (int t = 0; t < q; ++t) {

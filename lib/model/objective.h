@@ -196,7 +196,7 @@ class IncrementalObjective {
   LinkChange link_load_after(const Move& move, int k, const std::array<int, 3>& fibres,
                              int n) const;
   std::vector<std::vector<std::vector<std::int64_t>>> group_load_;  // [k][level][group]
-  std::vector<std::vector<std::int64_t>> load_max_, load_sum_;     // [k][level]
+  std::vector<std::vector<std::int64_t>> load_max_, load_sum_;      // [k][level]
   mutable std::vector<std::int64_t> scratch_delta_;                 // [group]
   mutable std::vector<char> scratch_touched_;                       // [group]
   mutable std::vector<int> scratch_list_;

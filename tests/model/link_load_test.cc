@@ -67,10 +67,9 @@ TEST(LinkLoadTest, FibresInsideGroupsBeatFibresAcrossThem) {
   // 2 racks of 2 nodes of 4 cores; grid 4x4: dimension 1's fibres are the
   // nodes in block order. Scrambling moves load onto the rack links.
   const StructuredCosts costs = racked(2, 2, 4);
-  const std::vector<LinkLevel> levels = link_levels(costs, {{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
-                                                             3, 3, 3, 3},
-                                                            {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1,
-                                                             1, 1, 1, 1}});
+  const std::vector<LinkLevel> levels =
+      link_levels(costs, {{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3},
+                          {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}});
   ASSERT_EQ(levels.size(), 2u);
   const Grid g({4, 4});
   const std::vector<double> block = link_load(g, Labelling::identity(16), levels);
@@ -87,7 +86,7 @@ TEST(LinkLoadTest, FibresInsideGroupsBeatFibresAcrossThem) {
 }
 
 TEST(LinkLoadTest, KnownLevelsKeepTheirGroupsAndGetFlowCosts) {
-  const StructuredCosts costs = racked(2, 2, 2);  // 8 ranks
+  const StructuredCosts costs = racked(2, 2, 2);              // 8 ranks
   const std::vector<int> nodes = {5, 5, 7, 7, 9, 9, 11, 11};  // any labels
   const std::vector<int> racks = {0, 0, 0, 0, 1, 1, 1, 1};
   const std::vector<LinkLevel> levels = link_levels(costs, {nodes, racks});

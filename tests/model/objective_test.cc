@@ -44,13 +44,13 @@ TEST(ObjectiveTest, WorkedExampleFromTheHeader) {
   const Evaluation transposed = evaluate(d, g, from({0, 2, 1, 3}), ObjectiveSpec{});
   EXPECT_EQ(transposed.value.primary, 11);
   // 1-D grid of 4 split as 2x2 the other way: one fibre per node is best.
-  const Evaluation thesis =
-      evaluate(d, g, Labelling::identity(4),
-               ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres, {}, false, nullptr});
+  const Evaluation thesis = evaluate(
+      d, g, Labelling::identity(4),
+      ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres, {}, false, nullptr});
   EXPECT_EQ(thesis.value.primary, 10);
-  const Evaluation max_pair =
-      evaluate(d, Grid({4}), Labelling::identity(4),
-               ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax, {}, false, nullptr});
+  const Evaluation max_pair = evaluate(
+      d, Grid({4}), Labelling::identity(4),
+      ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax, {}, false, nullptr});
   EXPECT_EQ(max_pair.value.primary, 10);
   EXPECT_EQ(evaluate(d, Grid({4}), Labelling::identity(4), ObjectiveSpec{}).value.primary, 42);
 }
@@ -281,7 +281,8 @@ LinkLevel random_level(int p, int groups, double flow_cost, SplitMix64& rng) {
   LinkLevel level;
   level.groups = groups;
   level.flow_cost = flow_cost;
-  for (int r = 0; r < p; ++r) level.group_of.push_back(r < groups ? r : static_cast<int>(rng.below(groups)));
+  for (int r = 0; r < p; ++r)
+    level.group_of.push_back(r < groups ? r : static_cast<int>(rng.below(groups)));
   return level;
 }
 

@@ -193,7 +193,8 @@ TEST(RelabelTest, LinkLoadObjective) {
     o.time_limit = 2;
     o.objective = ObjectiveSpec::parse("sum-max+links");
     const RelabelResult r = relabel(m.costs, g, o);
-    EXPECT_DOUBLE_EQ(r.after.value.primary, evaluate(m.costs, g, r.labelling, reference).value.primary)
+    EXPECT_DOUBLE_EQ(r.after.value.primary,
+                     evaluate(m.costs, g, r.labelling, reference).value.primary)
         << a;
     EXPECT_EQ(r.after.link_load.size(), 3u) << a;
     if (a == "auto" || a == "hill-climb" || a == "multilevel") {
