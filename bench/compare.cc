@@ -434,7 +434,9 @@ int run(const Args& a) {
     Ordering& o = orderings.back();
     if (o.labelling) {
       o.evaluation = evaluate(*costs.costs, *grid, *o.labelling, so.objective);
-      o.link_load = link_load(*grid, *o.labelling, link_levels_found);
+      // With +links the evaluation has it already, on the same levels.
+      o.link_load = so.objective.link_load ? o.evaluation.link_load
+                                           : link_load(*grid, *o.labelling, link_levels_found);
     }
     if (comm.rank() == 0) {
       say("compare: {:<11} {}{}\n", o.name, o.status == "ok" ? o.algorithm : o.status,

@@ -229,30 +229,25 @@ std::vector<double> link_load(const Grid& grid, const Labelling& labelling,
     const int q = grid.dim(k);
     if (q == 1) continue;
     for (const LinkLevel& level : levels) {
-      std::vector<double> load(static_cast<std::size_t>(level.groups), 0.0);
+      std::vector<std::int64_t> load(static_cast<std::size_t>(level.groups), 0);  // times q
       for (int f = 0; f < grid.fibre_count(k); ++f) {
         members.clear();
         for (int t = 0; t < q; ++t) {
           const OldRank old = labelling.old_of(grid.fibre_member(k, f, t));
           members.push_back(level.group_of[static_cast<std::size_t>(old.value())]);
         }
-        std::sort(members.begin(), members.end());
-        for (std::size_t i = 0; i < members.size();) {
-          std::size_t j = i;
-          while (j < members.size() && members[j] == members[i]) ++j;
-          const double m = static_cast<double>(j - i);
-          load[static_cast<std::size_t>(members[i])] += m * (q - m) / q;
-          i = j;
-        }
+        for_each_group_share(members, [&](int g, std::int64_t share) {
+          load[static_cast<std::size_t>(g)] += share;
+        });
       }
-      const double worst = *std::max_element(load.begin(), load.end());
+      const std::int64_t worst = *std::max_element(load.begin(), load.end());
       if (spread) {
-        double sum = 0;
-        for (double x : load) sum += x;
-        (*spread)[static_cast<std::size_t>(k)] += level.flow_cost * sum;
+        std::int64_t sum = 0;
+        for (std::int64_t x : load) sum += x;
+        (*spread)[static_cast<std::size_t>(k)] += level.flow_cost * static_cast<double>(sum) / q;
       }
-      result[static_cast<std::size_t>(k)] =
-          std::max(result[static_cast<std::size_t>(k)], level.flow_cost * worst);
+      result[static_cast<std::size_t>(k)] = std::max(
+          result[static_cast<std::size_t>(k)], level.flow_cost * static_cast<double>(worst) / q);
     }
   }
   return result;

@@ -21,6 +21,8 @@
 #ifndef RANKSHAPE_LIB_MODEL_LINK_LOAD_H_
 #define RANKSHAPE_LIB_MODEL_LINK_LOAD_H_
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -68,6 +70,23 @@ void check_level(const LinkLevel& level, int p);
 /// single ranks when nothing is known and p <= kMaxGapItems). Throws
 /// std::invalid_argument if a known level's size is not costs.size().
 std::vector<LinkLevel> link_levels(const Costs& costs, const std::vector<std::vector<int>>& known);
+
+/// One fibre's part of the loads, times q: for the groups of its q members
+/// (sorted in place), calls add(group, m (q - m)) for every group holding
+/// m < q of them. Whole numbers, so that IncrementalObjective can add and
+/// remove fibres without rounding; link_load() divides by q.
+template <class Add>
+void for_each_group_share(std::vector<int>& groups, Add&& add) {
+  std::sort(groups.begin(), groups.end());
+  const auto q = static_cast<std::int64_t>(groups.size());
+  for (std::size_t i = 0; i < groups.size();) {
+    std::size_t j = i;
+    while (j < groups.size() && groups[j] == groups[i]) ++j;
+    const auto m = static_cast<std::int64_t>(j - i);
+    if (m < q) add(groups[i], m * (q - m));
+    i = j;
+  }
+}
 
 /// The link load of every dimension of the grid under the labelling. With
 /// spread, also every dimension's sum over levels and groups of flow_cost

@@ -235,24 +235,6 @@ IncrementalObjective::IncrementalObjective(const Costs& costs, Grid grid, Labell
   value_ = combine(dim_max, total_);
 }
 
-namespace {
-
-// Calls add(group, m (q - m)) for every group with m of the q members.
-template <class Add>
-void for_each_group_share(std::vector<int>& groups, Add&& add) {
-  std::sort(groups.begin(), groups.end());
-  const auto q = static_cast<std::int64_t>(groups.size());
-  for (std::size_t i = 0; i < groups.size();) {
-    std::size_t j = i;
-    while (j < groups.size() && groups[j] == groups[i]) ++j;
-    const auto m = static_cast<std::int64_t>(j - i);
-    if (m < q) add(groups[i], m * (q - m));
-    i = j;
-  }
-}
-
-}  // namespace
-
 void IncrementalObjective::add_fibre_load(int k, int f, std::int64_t sign) {
   const int q = grid_.dim(k);
   for (std::size_t l = 0; l < spec_.links->size(); ++l) {
