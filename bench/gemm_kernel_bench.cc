@@ -1,18 +1,19 @@
 // gemm_kernel_bench: how fast lib/matmul's local product is against
 // single-threaded OpenBLAS DGEMM, on one core, square C += A B:
 //   gemm_kernel_bench --out kernel.csv [--sizes 256,512,1024,2048] [--min-seconds 1]
-// For each size and each kernel, one untimed call, then calls until both
-// --min-reps calls and --min-seconds have passed; the time kept is the
-// median call. Both kernels see the same column-major operands (uniform in
-// [-1, 1)); their results are compared, and a difference beyond rounding
-// fails the run (status 1).
+// For each size, multiply_add on each back-end this build has (Eigen, and
+// OpenBLAS when found), then cblas_dgemm itself: one untimed call, then
+// calls until both --min-reps calls and --min-seconds have passed; the time
+// kept is the median call. All see the same column-major operands (uniform
+// in [-1, 1)); every back-end's result is compared with OpenBLAS's, and a
+// difference beyond rounding fails the run (status 1).
 //
 // Output (written atomically): CSV rows
-//   n,kernel,backend,reps,seconds,gflops,ratio_to_openblas
-// kernel "multiply_add" (backend: Eigen, or OpenBLAS when built with
-// --define=blas=openblas) and "openblas" (cblas_dgemm, one thread);
-// gflops is 2 n^3 / seconds; ratio_to_openblas is multiply_add's GFLOP/s
-// over OpenBLAS's (1 for OpenBLAS itself).
+//   n,kernel,backend,default,reps,seconds,gflops,ratio_to_openblas
+// kernel "multiply_add" (one row per back-end; default 1 on the one
+// multiply_add uses unless told otherwise) and "openblas" (cblas_dgemm, one
+// thread); gflops is 2 n^3 / seconds; ratio_to_openblas is the row's
+// GFLOP/s over cblas_dgemm's (1 for cblas_dgemm itself).
 #include <cblas-openblas.h>
 #include <fmt/format.h>
 
@@ -30,11 +31,6 @@
 #include "lib/io/atomic_file.h"
 #include "lib/matmul/local.h"
 #include "lib/util/random.h"
-
-extern "C" {
-void openblas_set_num_threads(int threads);
-char* openblas_get_config();
-}
 
 namespace {
 
@@ -67,53 +63,64 @@ Timing time_calls(const Args& a, const std::function<void()>& call) {
 }
 
 int run(const Args& a) {
+  namespace mm = rankshape::matmul;
   openblas_set_num_threads(1);
-  std::cout << fmt::format("# gemm_kernel_bench: multiply_add on {}; {}\n",
-                           rankshape::matmul::local_backend(), openblas_get_config());
-  std::cout << fmt::format("{:>6} {:>22} {:>22} {:>7}\n", "n", "multiply_add GFLOP/s",
-                           "openblas GFLOP/s", "ratio");
+  const mm::LocalBackend default_backend = mm::current_local_backend();
+  const std::vector<mm::LocalBackend> backends = mm::available_local_backends();
+  std::cout << fmt::format("# gemm_kernel_bench: multiply_add by default on {}; {}\n",
+                           mm::backend_name(default_backend), openblas_get_config());
+  std::cout << fmt::format("{:>6}", "n");
+  for (const mm::LocalBackend b : backends) {
+    std::cout << fmt::format(" {:>34}",
+                             fmt::format("multiply_add {} GFLOP/s (ratio)", mm::backend_name(b)));
+  }
+  std::cout << fmt::format(" {:>16}\n", "openblas GFLOP/s");
   std::ostringstream csv;
-  csv << "n,kernel,backend,reps,seconds,gflops,ratio_to_openblas\n";
+  csv << "n,kernel,backend,default,reps,seconds,gflops,ratio_to_openblas\n";
   bool wrong = false;
   for (const std::int64_t n : a.sizes) {
     const std::size_t count = static_cast<std::size_t>(n * n);
-    std::vector<double> x(count), y(count), c_ours(count, 0.0), c_blas(count, 0.0);
+    std::vector<double> x(count), y(count), c(count, 0.0), c_blas(count, 0.0);
     rankshape::SplitMix64 rng(static_cast<std::uint64_t>(n));
     for (double& v : x) v = 2 * rng.uniform() - 1;
     for (double& v : y) v = 2 * rng.uniform() - 1;
+    const double flops =
+        2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
     // C += A B on every call: values grow by A B per call, which stays far
-    // from overflow; the comparison below uses one call on zeroed C.
-    const Timing ours = time_calls(a, [&] {
-      rankshape::matmul::multiply_add(n, n, n, x.data(), n, y.data(), n, c_ours.data(), n);
-    });
+    // from overflow; the comparisons below use one call on zeroed C.
     const blasint bn = static_cast<blasint>(n);
     const Timing blas = time_calls(a, [&] {
       cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, bn, bn, bn, 1.0, x.data(), bn,
                   y.data(), bn, 1.0, c_blas.data(), bn);
     });
-    std::fill(c_ours.begin(), c_ours.end(), 0.0);
+    const double g_blas = flops / blas.seconds / 1e9;
     std::fill(c_blas.begin(), c_blas.end(), 0.0);
-    rankshape::matmul::multiply_add(n, n, n, x.data(), n, y.data(), n, c_ours.data(), n);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, bn, bn, bn, 1.0, x.data(), bn, y.data(),
                 bn, 0.0, c_blas.data(), bn);
-    double diff = 0;
-    for (std::size_t i = 0; i < count; ++i) diff = std::max(diff, std::fabs(c_ours[i] - c_blas[i]));
-    // |entries of A B| <= n; rounding differs by at most about n eps each.
-    const double tol = static_cast<double>(n) * static_cast<double>(n) * 4e-16;
-    if (!(diff <= tol)) wrong = true;
-
-    const double flops =
-        2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-    const double g_ours = flops / ours.seconds / 1e9, g_blas = flops / blas.seconds / 1e9;
-    csv << fmt::format("{},multiply_add,{},{},{:.9g},{:.6g},{:.4f}\n", n,
-                       rankshape::matmul::local_backend(), ours.reps, ours.seconds, g_ours,
-                       g_ours / g_blas);
-    csv << fmt::format("{},openblas,openblas,{},{:.9g},{:.6g},1\n", n, blas.reps, blas.seconds,
+    std::cout << fmt::format("{:>6}", n);
+    for (const mm::LocalBackend b : backends) {
+      mm::set_local_backend(b);
+      const Timing ours =
+          time_calls(a, [&] { mm::multiply_add(n, n, n, x.data(), n, y.data(), n, c.data(), n); });
+      std::fill(c.begin(), c.end(), 0.0);
+      mm::multiply_add(n, n, n, x.data(), n, y.data(), n, c.data(), n);
+      double diff = 0;
+      for (std::size_t i = 0; i < count; ++i) diff = std::max(diff, std::fabs(c[i] - c_blas[i]));
+      // |entries of A B| <= n; rounding differs by at most about n eps each.
+      const double tol = static_cast<double>(n) * static_cast<double>(n) * 4e-16;
+      if (!(diff <= tol)) wrong = true;
+      const double g_ours = flops / ours.seconds / 1e9;
+      csv << fmt::format("{},multiply_add,{},{},{},{:.9g},{:.6g},{:.4f}\n", n, mm::backend_name(b),
+                         b == default_backend ? 1 : 0, ours.reps, ours.seconds, g_ours,
+                         g_ours / g_blas);
+      std::cout << fmt::format(" {:>34}",
+                               fmt::format("{:.2f} ({:.3f}){}", g_ours, g_ours / g_blas,
+                                           diff <= tol ? "" : fmt::format(" WRONG: {:.3g}", diff)));
+    }
+    mm::set_local_backend(default_backend);
+    csv << fmt::format("{},openblas,openblas,0,{},{:.9g},{:.6g},1\n", n, blas.reps, blas.seconds,
                        g_blas);
-    std::cout << fmt::format("{:>6} {:>22.2f} {:>22.2f} {:>7.3f}{}\n", n, g_ours, g_blas,
-                             g_ours / g_blas,
-                             diff <= tol ? "" : fmt::format("  WRONG: max difference {:.3g}", diff))
-              << std::flush;
+    std::cout << fmt::format(" {:>16.2f}\n", g_blas) << std::flush;
   }
   const std::string text = csv.str();
   rankshape::write_file_atomically(a.out, [&](std::ostream& out) { out << text; });

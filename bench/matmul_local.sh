@@ -4,20 +4,22 @@
 # HSUMMA against ScaLAPACK's pdgemm on the same ranks and sizes.
 #   bench/matmul_local.sh [--sizes "1024 2048 4096"] [--ranks "1 2 4"]
 #                         [--kernel-sizes "256 512 1024 2048"] [--reps 3]
-#                         [--panel 64] [--placement identity] [--openblas] [--out DIR]
+#                         [--panel 64] [--placement identity]
+#                         [--backends "openblas eigen"] [--out DIR]
 # Steps (optimised build, -c opt; one BLAS thread per rank: OPENBLAS_NUM_THREADS=1):
-#   1. gemm_kernel_bench: multiply_add (Eigen, or OpenBLAS with --openblas,
-#      i.e. --define=blas=openblas) against single-threaded OpenBLAS dgemm,
-#      square n; goal: at least 80% of OpenBLAS;
-#   2. matmul_bench at each rank count and size: 3d, summa, hsumma (every
-#      grouping) and pdgemm (Debian's ScaLAPACK for Open MPI, on OpenBLAS),
-#      each checked against recomputed entries of C; goal: at least 1.2x
-#      pdgemm's GFLOP/s for n >= 2048.
+#   1. gemm_kernel_bench: multiply_add on each local back-end the build has
+#      (OpenBLAS, the default when found, and Eigen) against single-threaded
+#      OpenBLAS dgemm, square n; goal: at least 80% of OpenBLAS;
+#   2. matmul_bench at each rank count and size, once per back-end of
+#      --backends (RANKSHAPE_LOCAL_GEMM): 3d, summa, hsumma (every grouping),
+#      and with the first back-end pdgemm (Debian's ScaLAPACK for Open MPI,
+#      on OpenBLAS), each checked against recomputed entries of C; goal: at
+#      least 1.2x pdgemm's GFLOP/s for n >= 2048.
 # More ranks than cores run oversubscribed (--oversubscribe, no binding);
 # the CSV's oversubscribed column and the report say so. Ranks up to the
 # core count are bound to cores.
 # Writes DIR/matmul_local.csv (matmul_bench's columns after ranks, cores,
-# oversubscribed), DIR/matmul_local_kernel.csv and DIR/matmul_local.md
+# oversubscribed, backend), DIR/matmul_local_kernel.csv and DIR/matmul_local.md
 # (default bench/results); logs stay in DIR/matmul_local/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +29,7 @@ kernel_sizes="256 512 1024 2048"
 reps=3
 panel=64
 placement=identity
-blas=()
+backends="openblas eigen"
 out=bench/results
 while [ $# -gt 0 ]; do
   case $1 in
@@ -37,7 +39,7 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift 2 ;;
     --panel) panel=$2; shift 2 ;;
     --placement) placement=$2; shift 2 ;;
-    --openblas) blas=(--define=blas=openblas); shift ;;
+    --backends) backends=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "matmul_local.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -46,8 +48,14 @@ for tool in mpirun python3; do
   command -v "$tool" >/dev/null || { echo "matmul_local.sh: needs $tool (tools/install-deps)" >&2; exit 1; }
 done
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-bazel build -c opt "${blas[@]}" --noshow_progress //bench:matmul_bench //bench:gemm_kernel_bench
-bin=$(bazel info -c opt "${blas[@]}" bazel-bin 2>/dev/null)
+for b in $backends; do
+  case $b in
+    openblas | eigen) ;;
+    *) echo "matmul_local.sh: unknown back-end '$b' in --backends (expected openblas or eigen)" >&2; exit 2 ;;
+  esac
+done
+bazel build -c opt --noshow_progress //bench:matmul_bench //bench:gemm_kernel_bench
+bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Copies: a later build in this tree must not change them during the runs.
@@ -65,7 +73,7 @@ echo "== gemm_kernel_bench (n = $kernel_sizes)"
 
 root=()
 [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
-echo "ranks,cores,oversubscribed,$(echo algorithm,placement,p,grid,groups,m,n,k,panel,seconds,comm_seconds,compute_seconds,gflops,outer_panel,outer_comm_seconds,computed,max_rel_error)" \
+echo "ranks,cores,oversubscribed,backend,$(echo algorithm,placement,p,grid,groups,m,n,k,panel,seconds,comm_seconds,compute_seconds,gflops,outer_panel,outer_comm_seconds,computed,max_rel_error)" \
   >"$work/matmul_local.csv"
 for np in $ranks; do
   if [ "$np" -gt "$cores" ]; then
@@ -75,13 +83,19 @@ for np in $ranks; do
     over=0
     launch=(--bind-to core)
   fi
-  echo "== matmul_bench, $np ranks on $cores cores$([ "$over" -eq 1 ] && echo ', oversubscribed')"
-  mpirun "${root[@]}" "${launch[@]}" -x OPENBLAS_NUM_THREADS -x OMP_NUM_THREADS -np "$np" \
-    "$work/matmul_bench" --out "$work/np$np.csv" --sizes "$(comma "$sizes")" \
-    --algorithms 3d,summa,hsumma,pdgemm --placement "$placement" --groups auto \
-    --panel "$panel" --reps "$reps" --warmup 1 2>&1 | tee "$work/logs/np$np.log"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "matmul_local.sh: matmul_bench failed at $np ranks" >&2; exit 1; }
-  tail -n +2 "$work/np$np.csv" | sed "s/^/$np,$cores,$over,/" >>"$work/matmul_local.csv"
+  algorithms=3d,summa,hsumma,pdgemm  # pdgemm once: it has its own BLAS
+  for backend in $backends; do
+    echo "== matmul_bench, $np ranks on $cores cores$([ "$over" -eq 1 ] && echo ', oversubscribed'), local product $backend"
+    run=np$np-$backend
+    RANKSHAPE_LOCAL_GEMM=$backend mpirun "${root[@]}" "${launch[@]}" -x OPENBLAS_NUM_THREADS \
+      -x OMP_NUM_THREADS -x RANKSHAPE_LOCAL_GEMM -np "$np" \
+      "$work/matmul_bench" --out "$work/$run.csv" --sizes "$(comma "$sizes")" \
+      --algorithms "$algorithms" --placement "$placement" --groups auto \
+      --panel "$panel" --reps "$reps" --warmup 1 2>&1 | tee "$work/logs/$run.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "matmul_local.sh: matmul_bench failed at $np ranks ($backend)" >&2; exit 1; }
+    tail -n +2 "$work/$run.csv" | sed "s/^/$np,$cores,$over,$backend,/" >>"$work/matmul_local.csv"
+    algorithms=3d,summa,hsumma
+  done
 done
 elapsed=$(($(date +%s) - start))
 
@@ -95,23 +109,24 @@ w("# Distributed matrix multiplication on this machine")
 w()
 w("\`bench/matmul_local.sh\` ($(date -u +%Y-%m-%d), $elapsed s in all): Open MPI on this $cores-core")
 w("machine, shared with other jobs (load average $load at the start), optimised build")
-w("(\`-c opt\`${blas:+, \`${blas[*]}\`}), one BLAS thread per rank (\`OPENBLAS_NUM_THREADS=1\`).")
+w("(\`-c opt\`), one BLAS thread per rank (\`OPENBLAS_NUM_THREADS=1\`); local products:")
+w("$backends (\`RANKSHAPE_LOCAL_GEMM\`; the library's default is OpenBLAS when the build found it).")
 w("Times are the median of $reps repetitions (after one warmup) of the slowest rank;")
 w("GFLOP/s = 2 m n k / time. Every product is checked against recomputed entries of C.")
 w()
 w("## Local kernel: multiply_add against single-threaded OpenBLAS dgemm")
 w()
-w("Goal: at least 80% of OpenBLAS.")
+w("Goal: at least 80% of OpenBLAS. Every back-end the build has; (default) marks the one")
+w("multiply_add runs on unless \`RANKSHAPE_LOCAL_GEMM\` or \`set_local_backend()\` says otherwise.")
 w()
 w("| n | multiply_add backend | multiply_add GFLOP/s | OpenBLAS GFLOP/s | ratio | goal >= 0.80 |")
 w("|---:|---|---:|---:|---:|---|")
-by_n = {}
-for r in kernel:
-    by_n.setdefault(int(r["n"]), {})[r["kernel"]] = r
-for n in sorted(by_n):
-    ours, blas = by_n[n]["multiply_add"], by_n[n]["openblas"]
-    ratio = float(ours["ratio_to_openblas"])
-    w(f"| {n} | {ours['backend']} | {float(ours['gflops']):.2f} | {float(blas['gflops']):.2f} | "
+blas_by_n = {int(r["n"]): r for r in kernel if r["kernel"] == "openblas"}
+for r in sorted((r for r in kernel if r["kernel"] == "multiply_add"),
+                key=lambda r: (int(r["n"]), r["default"] != "1", r["backend"])):
+    n, ratio = int(r["n"]), float(r["ratio_to_openblas"])
+    name = r["backend"] + (" (default)" if r["default"] == "1" else "")
+    w(f"| {n} | {name} | {float(r['gflops']):.2f} | {float(blas_by_n[n]['gflops']):.2f} | "
       f"{ratio:.2f} | {'met' if ratio >= 0.8 else 'not met'} |")
 w()
 w("## 3D, SUMMA, HSUMMA and pdgemm")
@@ -122,24 +137,16 @@ w("(\`MPI_Dims_create\`), the others 2D balanced; panel b = $panel (pdgemm: mb =
 w("placements: $placement (relabelled: measured costs). Runs with more ranks than cores are")
 w("oversubscribed (marked).")
 w()
-w("| ranks | placement | n (m x n x k) | 3D | SUMMA | HSUMMA (best) | pdgemm | best ours / pdgemm | goal |")
-w("|---:|---|---|---:|---:|---:|---:|---:|---|")
-groups = {}
-for r in rows:
-    key = (int(r["ranks"]), r["placement"], int(r["m"]), int(r["n"]), int(r["k"]))
-    groups.setdefault(key, []).append(r)
-for key in sorted(groups):
-    np_, placement, m, n, k = key
-    rs = groups[key]
-    over = rs[0]["oversubscribed"] == "1"
-    def best(alg):
-        c = [r for r in rs if r["algorithm"] == alg and r["gflops"]]
-        return max(c, key=lambda r: float(r["gflops"])) if c else None
-    pd = best("pdgemm")
-    pdg = float(pd["gflops"]) if pd else None
+w("| ranks | placement | n (m x n x k) | local product | 3D | SUMMA | HSUMMA (best) | pdgemm | best ours / pdgemm | goal |")
+w("|---:|---|---|---|---:|---:|---:|---:|---:|---|")
+def best(rs, alg):
+    c = [r for r in rs if r["algorithm"] == alg and r["gflops"]]
+    return max(c, key=lambda r: float(r["gflops"])) if c else None
+
+def cells_of(rs, pdg, size, ranks):
     cells, ours = [], []
     for alg in ("3d", "summa", "hsumma"):
-        b = best(alg)
+        b = best(rs, alg)
         if not b:
             cells.append("-")
             continue
@@ -153,17 +160,31 @@ for key in sorted(groups):
         cells.append(text)
     top = max(ours) if ours else None
     ratio = top / pdg if top and pdg else None
-    size = f"{m}" if m == n == k else f"{m} x {n} x {k}"
     if ratio is None:
         goal = "-"
-    elif min(m, n, k) < 2048:
+    elif ranks == 1:
+        goal = "n/a (1 rank: kernels only)"
+    elif min(size) < 2048:
         goal = "n/a (n < 2048)"
     else:
         goal = "met" if ratio >= 1.2 else "not met"
-    cells.append(f"{pdg:.2f}" if pdg else "-")
-    cells.append(f"{ratio:.2f}" if ratio else "-")
-    cells.append(goal)
-    w(f"| {np_}{' (oversubscribed)' if over else ''} | {placement} | {size} | " + " | ".join(cells) + " |")
+    return cells + [f"{pdg:.2f}" if pdg else "-", f"{ratio:.2f}" if ratio else "-", goal]
+
+groups = {}
+for r in rows:
+    key = (int(r["ranks"]), r["placement"], int(r["m"]), int(r["n"]), int(r["k"]))
+    groups.setdefault(key, []).append(r)
+for key in sorted(groups):
+    np_, placement, m, n, k = key
+    over = groups[key][0]["oversubscribed"] == "1"
+    pd = best(groups[key], "pdgemm")  # run once, with the first back-end
+    pdg = float(pd["gflops"]) if pd else None
+    size = f"{m}" if m == n == k else f"{m} x {n} x {k}"
+    for backend in "$backends".split():
+        rs = [r for r in groups[key] if r["backend"] == backend]
+        if rs:
+            w(f"| {np_}{' (oversubscribed)' if over else ''} | {placement} | {size} | {backend} | "
+              + " | ".join(cells_of(rs, pdg, (m, n, k), np_)) + " |")
 w()
 worst = max((float(r["max_rel_error"]) for r in rows if r["max_rel_error"]), default=0)
 w(f"Largest relative error of any checked entry of C: {worst:.2g}.")

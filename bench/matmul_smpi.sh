@@ -7,7 +7,7 @@
 #   bench/matmul_smpi.sh [--platforms "NAME:RANKS:N ..."] [--out DIR] [--reuse]
 #                        [--panel B] [--reps R] [--costs SOURCE] [--relabel-time S]
 #                        [--selector ompi|mpich] [--full-sweep-max P] [--groups LIST]
-#                        [--no-check]
+#                        [--algorithms 3d,summa,hsumma] [--no-check]
 # Platforms are data/platforms/NAME.{xml,hostfile}; N is the (square) matrix
 # size simulated there.
 # What is simulated: messages only. The runs use --no-compute (the local
@@ -30,7 +30,8 @@
 # as much; default 0.5).
 # HSUMMA: every grouping IxJ of the 2D grid up to --full-sweep-max ranks
 # (default 1,024), above that the balanced ones (I, J within 2x); --groups
-# "IxJ,..." runs only those (and SUMMA), where a sweep would take hours.
+# "IxJ,..." runs only those (and SUMMA), where a sweep would take hours;
+# --algorithms a subset of 3d, summa and hsumma (all by default).
 # Collectives: --selector ompi (default, as bench/coll_smpi.sh: SMPI's copy
 # of Open MPI's tuned decisions) or mpich (as tools/run_mpi.sh, with its
 # SimGrid 3.32 work-arounds, among them --cfg=smpi/bcast:binomial_tree:
@@ -54,6 +55,7 @@ relabel_time=0.5
 selector=ompi
 full_sweep_max=1024
 groups=
+algorithms=3d,summa,hsumma
 check=1
 while [ $# -gt 0 ]; do
   case $1 in
@@ -67,6 +69,7 @@ while [ $# -gt 0 ]; do
     --selector) selector=$2; shift 2 ;;
     --full-sweep-max) full_sweep_max=$2; shift 2 ;;
     --groups) groups=$2; shift 2 ;;
+    --algorithms) algorithms=$2; shift 2 ;;
     --no-check) check=0; shift ;;
     *) echo "matmul_smpi.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -131,7 +134,7 @@ for spec in $platforms; do
   dir=$work/$id
   mkdir -p "$dir"
   : >"$dir/timing.txt"
-  common=(--algorithms 3d,summa,hsumma --placement identity,scrambled,relabelled
+  common=(--algorithms "$algorithms" --placement identity,scrambled,relabelled
     --panel "$panel" --costs "$costs" --relabel-time "$relabel_time")
   if [ "$check" -eq 1 ] && [ "$first" -eq 1 ]; then
     smpi "$name" "$np" "$dir/check.log" --out "$dir/check.csv" "${common[@]}" \
@@ -144,7 +147,8 @@ for spec in $platforms; do
   smpi "$name" "$np" "$dir/matmul.log" --out "$dir/matmul.csv" "${common[@]}" --no-compute \
     --sizes "$n" --groups "$sweep" --reps "$reps" --warmup 1
   # What this platform ran with: a later --reuse run reports it as it was.
-  echo "$name: $reps timed repetition(s), HSUMMA groupings $sweep" >"$dir/settings.txt"
+  echo "$name: $reps timed repetition(s), algorithms $algorithms, HSUMMA groupings $sweep" \
+    >"$dir/settings.txt"
   cat "$dir/timing.txt" >>"$timing"
   rm -rf "$saved"
   mkdir -p "$out/matmul_smpi"
@@ -226,6 +230,8 @@ for name, np_, n, _ in runs:
             grid = r["grid"]
             val[place] = float(r["comm_seconds"])
             cell[place] = ms(r["comm_seconds"]) + (f" ({r['groups']})" if alg == "hsumma" else "")
+        if not val:
+            continue  # not run here (--algorithms)
         gain = f"{val['scrambled'] / val['relabelled']:.2f}x" if "scrambled" in val and val.get("relabelled") else "-"
         vs = f"{val['relabelled'] / val['identity']:.2f}" if "identity" in val and "relabelled" in val and val["identity"] else "-"
         w(f"| {name} | {np_} | {n} | {label} | {grid} | {cell['identity']} | {cell['scrambled']} | "

@@ -1,13 +1,15 @@
 // multiply_add against a naive triple loop: every shape class (empty,
 // vectors, rectangular, larger than Eigen's blocking), leading dimensions
 // above the row counts (whose padding must stay untouched), and C += A B
-// (not C = A B).
+// (not C = A B); on every back-end this build has, and the choice of
+// back-end itself.
 #include "lib/matmul/local.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -59,7 +61,21 @@ void expect_matches_naive(const Case& c) {
   }
 }
 
-TEST(MultiplyAddTest, MatchesTripleLoop) {
+// Runs a test body once per back-end this build has, restoring the choice.
+class BackendTest : public ::testing::TestWithParam<LocalBackend> {
+ protected:
+  void SetUp() override {
+    saved_ = current_local_backend();
+    set_local_backend(GetParam());
+  }
+  void TearDown() override { set_local_backend(saved_); }
+
+ private:
+  LocalBackend saved_ = LocalBackend::kEigen;
+};
+
+TEST_P(BackendTest, MatchesTripleLoop) {
+  ASSERT_STREQ(local_backend(), backend_name(GetParam()));
   const std::vector<Case> cases = {
       {1, 1, 1, 0, 0, 0},       {3, 4, 5, 0, 0, 0},   {17, 23, 5, 3, 1, 2},
       {5, 1, 17, 2, 0, 7},      {1, 9, 4, 0, 5, 0},   {64, 64, 64, 1, 1, 1},
@@ -68,7 +84,7 @@ TEST(MultiplyAddTest, MatchesTripleLoop) {
   for (const Case& c : cases) expect_matches_naive(c);
 }
 
-TEST(MultiplyAddTest, EmptyDimensionsLeaveCAlone) {
+TEST_P(BackendTest, EmptyDimensionsLeaveCAlone) {
   for (const Case& c : std::vector<Case>{{0, 4, 3, 0, 0, 0},
                                          {4, 0, 3, 0, 0, 0},
                                          {4, 3, 0, 0, 0, 2},
@@ -83,6 +99,11 @@ TEST(MultiplyAddTest, EmptyDimensionsLeaveCAlone) {
   EXPECT_EQ(c, std::vector<double>(6, 1.0));
 }
 
+INSTANTIATE_TEST_SUITE_P(EveryBackend, BackendTest, ::testing::ValuesIn(available_local_backends()),
+                         [](const ::testing::TestParamInfo<LocalBackend>& param) {
+                           return std::string(backend_name(param.param));
+                         });
+
 TEST(MultiplyAddTest, RejectsBadLeadingDimensionsAndSizes) {
   std::vector<double> a(12), b(12), c(12);
   EXPECT_THROW(multiply_add(3, 2, 2, a.data(), 2, b.data(), 2, c.data(), 3), std::invalid_argument);
@@ -94,9 +115,63 @@ TEST(MultiplyAddTest, RejectsBadLeadingDimensionsAndSizes) {
   EXPECT_THROW(multiply_add(3, 2, 2, nullptr, 3, b.data(), 2, c.data(), 3), std::invalid_argument);
 }
 
-TEST(MultiplyAddTest, NamesItsBackend) {
-  const std::string backend = local_backend();
-  EXPECT_TRUE(backend == "eigen" || backend == "openblas") << backend;
+TEST(LocalBackendTest, DefaultIsOpenBlasWhenBuiltIn) {
+  const std::vector<LocalBackend> all = available_local_backends();
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front(), LocalBackend::kEigen);
+  // The test runs without RANKSHAPE_LOCAL_GEMM (see BUILD), so the default shows.
+  ASSERT_EQ(std::getenv("RANKSHAPE_LOCAL_GEMM"), nullptr);
+  EXPECT_EQ(current_local_backend(), all.back());
+}
+
+TEST(LocalBackendTest, ParsesNamesAndRefusesOthers) {
+  for (const LocalBackend b : available_local_backends()) {
+    EXPECT_EQ(parse_local_backend(backend_name(b)), b);
+  }
+  for (const char* bad : {"", "EIGEN", "blas", "mkl"}) {
+    try {
+      static_cast<void>(parse_local_backend(bad));
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("expected eigen or openblas"), std::string::npos)
+          << e.what();
+    }
+  }
+  if (available_local_backends().size() == 1) {
+    EXPECT_THROW(set_local_backend(LocalBackend::kOpenBlas), std::invalid_argument);
+  }
+}
+
+// The death tests' children: they run the test binary afresh
+// ("threadsafe"), so their first use reads the environment instead of
+// inheriting this process's choice. Exit 0 when right.
+[[noreturn]] void product_with_bad_environment() {
+  setenv("RANKSHAPE_LOCAL_GEMM", "fortran", 1);
+  std::vector<double> a(1, 1.0), b(1, 1.0), c(1, 0.0);
+  try {
+    multiply_add(1, 1, 1, a.data(), 1, b.data(), 1, c.data(), 1);
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    const bool named = what.find("RANKSHAPE_LOCAL_GEMM") != std::string::npos &&
+                       what.find("'fortran'") != std::string::npos;
+    std::exit(named ? 0 : 3);
+  }
+  std::exit(4);
+}
+
+[[noreturn]] void eigen_from_environment() {
+  setenv("RANKSHAPE_LOCAL_GEMM", "eigen", 1);
+  std::exit(current_local_backend() == LocalBackend::kEigen ? 0 : 3);
+}
+
+TEST(LocalBackendDeathTest, BadEnvironmentIsReportedByName) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(product_with_bad_environment(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(LocalBackendDeathTest, EnvironmentChoosesTheBackend) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(eigen_from_environment(), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
