@@ -79,6 +79,8 @@
 #include "lib/util/random.h"
 
 #ifdef RANKSHAPE_HAVE_SCALAPACK
+#include <cblas-openblas.h>  // openblas_set_num_threads, openblas_get_config
+
 extern "C" {
 void Cblacs_gridinit(int* context, const char* order, int nprow, int npcol);
 void Cblacs_gridinfo(int context, int* nprow, int* npcol, int* myrow, int* mycol);
@@ -91,8 +93,6 @@ void pdgemm_(const char* transa, const char* transb, const int* m, const int* n,
              const double* alpha, const double* a, const int* ia, const int* ja, const int* desca,
              const double* b, const int* ib, const int* jb, const int* descb, const double* beta,
              double* c, const int* ic, const int* jc, const int* descc);
-void openblas_set_num_threads(int threads);
-char* openblas_get_config();
 }
 #endif
 
@@ -558,10 +558,13 @@ int run(const Args& a) {
   // One thread per rank, as the local product.
   openblas_set_num_threads(1);
 #endif
+  // On every rank: a bad RANKSHAPE_LOCAL_GEMM stops them all here, not
+  // rank 0 alone.
+  const std::string backend = local_backend();
   if (rank == 0) {
     std::cout << fmt::format(
         "# matmul_bench: {} ranks, 3D grid {}, 2D grid {}, local product {}{}, {}\n", p,
-        dims_text(dims3), dims_text(dims2), local_backend(),
+        dims_text(dims3), dims_text(dims2), backend,
 #ifdef RANKSHAPE_HAVE_SCALAPACK
         fmt::format(", pdgemm on {}", openblas_get_config()),
 #else

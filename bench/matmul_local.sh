@@ -48,12 +48,17 @@ for tool in mpirun python3; do
   command -v "$tool" >/dev/null || { echo "matmul_local.sh: needs $tool (tools/install-deps)" >&2; exit 1; }
 done
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+unique=
 for b in $backends; do
   case $b in
     openblas | eigen) ;;
     *) echo "matmul_local.sh: unknown back-end '$b' in --backends (expected openblas or eigen)" >&2; exit 2 ;;
   esac
+  case " $unique " in *" $b "*) ;; *) unique="${unique:+$unique }$b" ;; esac
 done
+backends=$unique
+# The kernel step's "(default)" is the library's own default.
+unset RANKSHAPE_LOCAL_GEMM
 bazel build -c opt --noshow_progress //bench:matmul_bench //bench:gemm_kernel_bench
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 work=$(mktemp -d)

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "openblas_found.h"
+#include "openblas/openblas_found.h"
 
 #if RANKSHAPE_OPENBLAS_FOUND
 #include <cblas-openblas.h>
@@ -66,24 +66,37 @@ void multiply_add_eigen(std::int64_t m, std::int64_t n, std::int64_t k, const do
 }
 
 #if RANKSHAPE_OPENBLAS_FOUND
+bool set_by_user(const char* variable) {
+  const char* value = std::getenv(variable);
+  return value != nullptr && *value != '\0';
+}
+
 void multiply_add_openblas(std::int64_t m, std::int64_t n, std::int64_t k, const double* a,
                            std::int64_t lda, const double* b, std::int64_t ldb, double* c,
                            std::int64_t ldc) {
   // Debian's OpenBLAS starts as many threads as cores; with one MPI rank
   // per core that oversubscribes every core, so one thread unless the user
-  // asked for more. Once per process (a thread-safe static).
+  // chose a count through the variables OpenBLAS reads. The setting is
+  // OpenBLAS's, for the whole process; made once (per simulated rank under
+  // SMPI, which privatises this static).
   static const bool threads_set = [] {
-    if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr) openblas_set_num_threads(1);
+    if (!set_by_user("OPENBLAS_NUM_THREADS") && !set_by_user("GOTO_NUM_THREADS") &&
+        !set_by_user("OMP_NUM_THREADS")) {
+      openblas_set_num_threads(1);
+    }
     return true;
   }();
   static_cast<void>(threads_set);
-  constexpr std::int64_t kMax = std::numeric_limits<blasint>::max();
-  if (m > kMax || n > kMax || k > kMax || lda > kMax || ldb > kMax || ldc > kMax) {
-    throw std::invalid_argument("multiply_add: a size exceeds OpenBLAS's integer range");
-  }
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), 1.0, a, static_cast<blasint>(lda),
               b, static_cast<blasint>(ldb), 1.0, c, static_cast<blasint>(ldc));
+}
+
+/// Whether OpenBLAS's integers hold every size (Eigen's do).
+bool fits_openblas(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda,
+                   std::int64_t ldb, std::int64_t ldc) {
+  constexpr std::int64_t kMax = std::numeric_limits<blasint>::max();
+  return m <= kMax && n <= kMax && k <= kMax && lda <= kMax && ldb <= kMax && ldc <= kMax;
 }
 #endif
 
@@ -141,8 +154,12 @@ void multiply_add(std::int64_t m, std::int64_t n, std::int64_t k, const double* 
   if (m == 0 || n == 0 || k == 0) return;    // C += 0
   if (backend == LocalBackend::kOpenBlas) {  // only ever chosen when built in
 #if RANKSHAPE_OPENBLAS_FOUND
-    multiply_add_openblas(m, n, k, a, lda, b, ldb, c, ldc);
-    return;
+    // Beyond OpenBLAS's 32-bit integers Eigen takes over, so no rank of a
+    // distributed product fails alone on a large block.
+    if (fits_openblas(m, n, k, lda, ldb, ldc)) {
+      multiply_add_openblas(m, n, k, a, lda, b, ldb, c, ldc);
+      return;
+    }
 #endif
   }
   multiply_add_eigen(m, n, k, a, lda, b, ldb, c, ldc);

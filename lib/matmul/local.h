@@ -18,7 +18,10 @@ void multiply_add(std::int64_t m, std::int64_t n, std::int64_t k, const double* 
                   const double* b, std::int64_t ldb, double* c, std::int64_t ldc);
 
 /// What multiply_add runs on. OpenBLAS runs with one thread per process
-/// (MPI ranks already fill the cores) unless OPENBLAS_NUM_THREADS is set.
+/// (MPI ranks already fill the cores) unless OPENBLAS_NUM_THREADS,
+/// GOTO_NUM_THREADS or OMP_NUM_THREADS is set: its first product sets
+/// OpenBLAS's process-wide thread count to 1. Sizes beyond OpenBLAS's
+/// 32-bit integers go to Eigen.
 enum class LocalBackend { kEigen, kOpenBlas };
 
 /// "eigen" or "openblas".
