@@ -5,9 +5,11 @@
 # random permutation; relabelled: relabel_comm() with measured costs), and
 # HSUMMA's best group count against the sqrt(p) prediction.
 #   bench/matmul_smpi.sh [--platforms "NAME:RANKS:N ..."] [--out DIR] [--reuse]
-#                        [--panel B] [--reps R] [--costs SOURCE] [--relabel-time S]
+#                        [--panel B] [--reps R] [--costs SOURCE] [--cost-file F]
+#                        [--relabel-time S]
 #                        [--selector ompi|mpich] [--full-sweep-max P] [--groups LIST]
-#                        [--algorithms 3d,summa,hsumma] [--no-check]
+#                        [--algorithms 3d,summa,hsumma] [--placements LIST]
+#                        [--smpi-cfg "KEY:VALUE ..."] [--no-check]
 # Platforms are data/platforms/NAME.{xml,hostfile}; N is the (square) matrix
 # size simulated there.
 # What is simulated: messages only. The runs use --no-compute (the local
@@ -31,7 +33,17 @@
 # HSUMMA: every grouping IxJ of the 2D grid up to --full-sweep-max ranks
 # (default 1,024), above that the balanced ones (I, J within 2x); --groups
 # "IxJ,..." runs only those (and SUMMA), where a sweep would take hours;
-# --algorithms a subset of 3d, summa and hsumma (all by default).
+# --algorithms a subset of 3d, summa and hsumma (all by default);
+# --placements a subset of identity, scrambled and relabelled (all by default).
+# --smpi-cfg: more SimGrid settings (each passed as --cfg=KEY:VALUE), e.g.
+# "smpi/allreduce:rdb smpi/bcast:binomial_tree" at 4,096 ranks: SMPI 3.32's
+# ompi choices for the world-wide allreduce and the broadcast inside
+# MPI_Comm_split cost O(p^2) messages there (a split of 2,048 ranks takes
+# 335 s of real time, 0.6 s with the binomial broadcast). The 3D algorithm's
+# timed collectives (allgather, reduce-scatter) do not use them; SUMMA's and
+# HSUMMA's broadcasts do, so their times would change. Even so, at 4,096
+# ranks a split after the first few can take hours in SimGrid 3.32: the
+# relabelled placements did not finish there (the README's matmul section).
 # Collectives: --selector ompi (default, as bench/coll_smpi.sh: SMPI's copy
 # of Open MPI's tuned decisions) or mpich (as tools/run_mpi.sh, with its
 # SimGrid 3.32 work-arounds, among them --cfg=smpi/bcast:binomial_tree:
@@ -51,11 +63,14 @@ reuse=0
 panel=64
 reps=2
 costs=hierarchical
+cost_file=
 relabel_time=0.5
 selector=ompi
 full_sweep_max=1024
 groups=
 algorithms=3d,summa,hsumma
+placements=identity,scrambled,relabelled
+smpi_cfg=
 check=1
 while [ $# -gt 0 ]; do
   case $1 in
@@ -65,11 +80,14 @@ while [ $# -gt 0 ]; do
     --panel) panel=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --costs) costs=$2; shift 2 ;;
+    --cost-file) cost_file=$2; shift 2 ;;
     --relabel-time) relabel_time=$2; shift 2 ;;
     --selector) selector=$2; shift 2 ;;
     --full-sweep-max) full_sweep_max=$2; shift 2 ;;
     --groups) groups=$2; shift 2 ;;
     --algorithms) algorithms=$2; shift 2 ;;
+    --placements) placements=$2; shift 2 ;;
+    --smpi-cfg) smpi_cfg=$2; shift 2 ;;
     --no-check) check=0; shift ;;
     *) echo "matmul_smpi.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -82,6 +100,7 @@ case $selector in
     ;;
   *) echo "matmul_smpi.sh: --selector must be ompi or mpich" >&2; exit 2 ;;
 esac
+for c in $smpi_cfg; do collectives+=("--cfg=$c"); done
 for tool in smpirun python3 /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "matmul_smpi.sh: needs $tool (tools/install-deps)" >&2; exit 1; }
 done
@@ -134,8 +153,9 @@ for spec in $platforms; do
   dir=$work/$id
   mkdir -p "$dir"
   : >"$dir/timing.txt"
-  common=(--algorithms "$algorithms" --placement identity,scrambled,relabelled
+  common=(--algorithms "$algorithms" --placement "$placements"
     --panel "$panel" --costs "$costs" --relabel-time "$relabel_time")
+  [ -n "$cost_file" ] && common+=(--cost-file "$cost_file")
   if [ "$check" -eq 1 ] && [ "$first" -eq 1 ]; then
     smpi "$name" "$np" "$dir/check.log" --out "$dir/check.csv" "${common[@]}" \
       --sizes 256 --groups balanced --reps 1 --warmup 0
@@ -147,7 +167,7 @@ for spec in $platforms; do
   smpi "$name" "$np" "$dir/matmul.log" --out "$dir/matmul.csv" "${common[@]}" --no-compute \
     --sizes "$n" --groups "$sweep" --reps "$reps" --warmup 1
   # What this platform ran with: a later --reuse run reports it as it was.
-  echo "$name: $reps timed repetition(s), algorithms $algorithms, HSUMMA groupings $sweep" \
+  echo "$name: $reps timed repetition(s), algorithms $algorithms, placements $placements, HSUMMA groupings $sweep${smpi_cfg:+, SimGrid settings $smpi_cfg}" \
     >"$dir/settings.txt"
   cat "$dir/timing.txt" >>"$timing"
   rm -rf "$saved"
@@ -196,8 +216,8 @@ w()
 w("- **identity**: ranks in block order (the hostfile: node by node, rack by rack);")
 w("- **scrambled**: a fixed random permutation of them (\`MPI_Comm_split\`, shuffled key);")
 w("- **relabelled**: \`relabel_comm()\` of the job's communicator (block order) onto the grid's")
-w("  shape, costs \`$costs\` (measured")
-w("  in the simulation), at most $relabel_time s of search per rank.")
+w("  shape, costs \`$costs\` (" + ("read from \`$cost_file\`" if "$costs" == "file" else "measured in the simulation")
+  + "), at most $relabel_time s of search per rank.")
 checks = []
 for name, np_, n, d in runs:
     try:
