@@ -38,12 +38,13 @@
 # --smpi-cfg: more SimGrid settings (each passed as --cfg=KEY:VALUE), e.g.
 # "smpi/allreduce:rdb smpi/bcast:binomial_tree" at 4,096 ranks: SMPI 3.32's
 # ompi choices for the world-wide allreduce and the broadcast inside
-# MPI_Comm_split cost O(p^2) messages there (a split of 2,048 ranks takes
-# 335 s of real time, 0.6 s with the binomial broadcast). The 3D algorithm's
-# timed collectives (allgather, reduce-scatter) do not use them; SUMMA's and
-# HSUMMA's broadcasts do, so their times would change. Even so, at 4,096
-# ranks a split after the first few can take hours in SimGrid 3.32: the
-# relabelled placements did not finish there (the README's matmul section).
+# MPI_Comm_split are slow to simulate there (a split of all ranks: 33 s of
+# real time at 1,024 ranks, 0.6 s with the binomial broadcast; 335 s at
+# 2,048). The 3D algorithm's timed collectives (allgather, reduce-scatter)
+# do not use them; SUMMA's and HSUMMA's broadcasts do, so their times would
+# change. Even so, at 4,096 ranks a split after the first few can take over
+# an hour in SimGrid 3.32: the relabelled placements did not finish there
+# (the README's matmul section).
 # Collectives: --selector ompi (default, as bench/coll_smpi.sh: SMPI's copy
 # of Open MPI's tuned decisions) or mpich (as tools/run_mpi.sh, with its
 # SimGrid 3.32 work-arounds, among them --cfg=smpi/bcast:binomial_tree:
