@@ -42,9 +42,9 @@
 # real time at 1,024 ranks, 0.6 s with the binomial broadcast; 335 s at
 # 2,048). The 3D algorithm's timed collectives (allgather, reduce-scatter)
 # do not use them; SUMMA's and HSUMMA's broadcasts do, so their times would
-# change. Even so, at 4,096 ranks a split after the first few can take over
-# an hour in SimGrid 3.32: the relabelled placements did not finish there
-# (the README's matmul section).
+# change. Under SMPI, lib/mpi splits communicators without MPI_Comm_split
+# (an allgather and MPI_Comm_create_group): SimGrid 3.32's own split took
+# over an hour at 4,096 ranks.
 # Collectives: --selector ompi (default, as bench/coll_smpi.sh: SMPI's copy
 # of Open MPI's tuned decisions) or mpich (as tools/run_mpi.sh, with its
 # SimGrid 3.32 work-arounds, among them --cfg=smpi/bcast:binomial_tree:

@@ -20,8 +20,7 @@ namespace {
 
 // MPI_Comm_split that leaves non-members (color < 0) without a communicator.
 std::optional<mpi::Communicator> split(MPI_Comm comm, int color, int key) {
-  MPI_Comm out = MPI_COMM_NULL;
-  mpi::check(MPI_Comm_split(comm, color < 0 ? MPI_UNDEFINED : color, key, &out), "MPI_Comm_split");
+  const MPI_Comm out = mpi::split_comm(comm, color < 0 ? MPI_UNDEFINED : color, key);
   if (out == MPI_COMM_NULL) return std::nullopt;
   return mpi::Communicator(out, mpi::Ownership::kTake);
 }

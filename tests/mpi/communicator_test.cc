@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 namespace rankshape::mpi {
@@ -46,6 +47,29 @@ TEST(CommunicatorTest, SplitReversesRanksWithinParity) {
   const std::vector<int> world_ranks = half.allgather(w.rank());
   for (int i = 1; i < half.size(); ++i) EXPECT_GT(world_ranks[i - 1], world_ranks[i]);
   EXPECT_THROW((void)w.split(-1, 0), std::invalid_argument);
+}
+
+TEST(CommunicatorTest, SplitCommOrdersByKeyThenRankAndLeavesOutUndefined) {
+  const Communicator w = world();
+  // Ranks 2, 5, 8, ... stay out; the others form two colours by parity.
+  // Keys fall with the rank but tie within blocks of four (two ranks of a
+  // parity), so the parent's rank breaks those ties.
+  const bool out = w.rank() % 3 == 2;
+  const int color = out ? MPI_UNDEFINED : w.rank() % 2;
+  const int key = -(w.rank() / 4);
+  MPI_Comm raw = split_comm(w.get(), color, key);
+  if (out) {
+    EXPECT_EQ(raw, MPI_COMM_NULL);
+    return;
+  }
+  ASSERT_NE(raw, MPI_COMM_NULL);
+  const Communicator part(raw, Ownership::kTake);
+  std::vector<int> expected;  // world ranks in the order MPI_Comm_split gives
+  for (int r = 0; r < w.size(); ++r)
+    if (r % 3 != 2 && r % 2 == color) expected.push_back(r);
+  std::stable_sort(expected.begin(), expected.end(),
+                   [](int a, int b) { return -(a / 4) < -(b / 4); });
+  EXPECT_EQ(part.allgather(w.rank()), expected);
 }
 
 TEST(CommunicatorTest, NodeSplitCoversTheWorld) {
