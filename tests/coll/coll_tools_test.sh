@@ -42,9 +42,12 @@ for c in ("allreduce", "bcast", "gather"):
         assert configs[:2] == ["native", "hierarchical"], (c, b, configs)
         assert all(float(r["measured_s"]) > 0 and float(r["predicted_s"]) > 0
                    for r in measured), measured
-        winner = min(measured, key=lambda r: float(r["measured_s"]))["config"]
+        # The table's choice is a fastest one; at 9 printed digits two
+        # candidates can tie (whole nanoseconds), and then either may win.
+        fastest = min(float(r["measured_s"]) for r in measured)
+        winners = [r["config"] for r in measured if float(r["measured_s"]) == fastest]
         [entry] = [e for e in table["entries"] if e["collective"] == c and e["bytes"] == int(b)]
-        assert entry["config"] == winner, (c, b, entry["config"], winner)
+        assert entry["config"] in winners, (c, b, entry["config"], measured)
 PY
 
 # Racks of two nodes on top (8 ranks: 4 nodes of 2, 2 racks), merged.
