@@ -140,13 +140,16 @@ MPI_Comm split_by_allgather(MPI_Comm comm, int color, int key) {
   MPI_Group parent = MPI_GROUP_NULL;
   check(MPI_Comm_group(comm, &parent), "MPI_Comm_group");
   MPI_Group group = MPI_GROUP_NULL;
+  // Groups are freed before any error is reported, and their frees checked.
   const int incl = MPI_Group_incl(parent, static_cast<int>(ranks.size()), ranks.data(), &group);
-  MPI_Group_free(&parent);
+  const int parent_freed = MPI_Group_free(&parent);
   check(incl, "MPI_Group_incl");
+  check(parent_freed, "MPI_Group_free");
   MPI_Comm out = MPI_COMM_NULL;
   const int create = MPI_Comm_create_group(comm, group, 0, &out);
-  MPI_Group_free(&group);
+  const int group_freed = MPI_Group_free(&group);
   check(create, "MPI_Comm_create_group");
+  check(group_freed, "MPI_Group_free");
   return out;
 }
 
