@@ -1,5 +1,7 @@
 // evaluate: how good is a labelling for a grid on a machine? Prints the
-// objective and per-dimension worst and mean fibre costs, optionally as JSON.
+// objective and per-dimension worst and mean fibre costs (for a stencil: the
+// busiest rank and the neighbour pairs each level of links cuts), optionally
+// as JSON.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -17,7 +19,7 @@ namespace rankshape::cmd {
 
 int evaluate_main(int argc, char** argv) {
   CLI::App app("Evaluates labellings of a cartesian grid on a machine's costs.", "evaluate");
-  std::string costs_path, grid_text, objective_name = "sum-max";
+  std::string costs_path, grid_text, pattern_text = "fibres", objective_name;
   std::vector<std::string> perm_paths;
   std::string json_path;
   app.add_option("--costs", costs_path, "cost file (dense or structured)")->required();
@@ -26,10 +28,8 @@ int evaluate_main(int argc, char** argv) {
   app.add_option("--perm", perm_paths,
                  "labelling file(s) to compare (line i = old rank at new rank i); the identity "
                  "is always evaluated first");
-  app.add_option(
-         "--objective", objective_name,
-         "sum-max | thesis-max | total, optionally :pairs or :max-pair, then optionally +links")
-      ->capture_default_str();
+  app.add_option("--pattern", pattern_text, cli::pattern_help())->capture_default_str();
+  app.add_option("--objective", objective_name, cli::objective_help());
   app.add_option("--json", json_path, "also write the results as JSON here");
   return cli::run(app, argc, argv, [&] {
     Warnings warnings;
@@ -46,17 +46,16 @@ int evaluate_main(int argc, char** argv) {
     std::vector<std::vector<int>> levels;
     if (const auto* s = dynamic_cast<const StructuredCosts*>(costs.get()))
       levels = machine_levels(*s);
-    const ObjectiveSpec spec = ObjectiveSpec::parse(objective_name).with_links(*costs, levels);
+    const ObjectiveSpec spec = ObjectiveSpec::parse(objective_name, Pattern::parse(pattern_text))
+                                   .with_links(*costs, levels);
     std::vector<std::pair<std::string, Labelling>> labellings;
     labellings.emplace_back("identity", Labelling::identity(grid.size()));
     for (const std::string& path : perm_paths) {
       labellings.emplace_back(path, read_labelling(path, grid.size()));
     }
-    nlohmann::json report = {{"costs", costs_path},
-                             {"p", grid.size()},
-                             {"grid", grid.to_string()},
-                             {"objective", spec.name()},
-                             {"labellings", nlohmann::json::array()}};
+    nlohmann::json report = {{"costs", costs_path},      {"p", grid.size()},
+                             {"grid", grid.to_string()}, {"pattern", spec.pattern.name()},
+                             {"objective", spec.name()}, {"labellings", nlohmann::json::array()}};
     double identity_primary = 0;
     for (const auto& [name, labelling] : labellings) {
       const Evaluation e = evaluate(*costs, grid, labelling, spec);
@@ -68,12 +67,12 @@ int evaluate_main(int argc, char** argv) {
                                  identity_primary / e.value.primary);
       }
       std::cout << "\n";
-      cli::print_dimensions(std::cout, grid, e);
-      const nlohmann::json dims = cli::dimensions_json(grid, e);
+      cli::print_evaluation(std::cout, grid, e);
+      auto [key, details] = cli::evaluation_json(grid, e);
       report["labellings"].push_back({{"name", name},
                                       {"objective", e.value.primary},
                                       {"total", e.value.total},
-                                      {"dimensions", dims}});
+                                      {key, std::move(details)}});
     }
     if (!json_path.empty()) {
       write_file_atomically(json_path, [&](std::ostream& out) { out << report.dump(2) << "\n"; });

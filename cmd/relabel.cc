@@ -1,5 +1,6 @@
-// relabel: finds a labelling of a cartesian grid that puts every fibre on
-// cheap links, writes it (and optionally a JSON report and a rankfile).
+// relabel: finds a labelling of a cartesian grid that puts its pattern's
+// traffic (every fibre, or every pair of grid neighbours) on cheap links,
+// writes it (and optionally a JSON report and a rankfile).
 #include "lib/relabel/relabel.h"
 
 #include <fmt/format.h>
@@ -24,7 +25,8 @@ std::string algorithm_help() {
   std::string names;
   for (const auto& n : rankshape::relabel_algorithms()) names += (names.empty() ? "" : ", ") + n;
   return "algorithm: " + names +
-         " (auto: exact for p <= 8, else the best of node-aware and multilevel search)";
+         " (auto: exact for p <= 8, else the best of node-aware and multilevel search, for a "
+         "stencil also of bisect, refined by hill-climbing)";
 }
 
 }  // namespace
@@ -33,13 +35,14 @@ namespace rankshape::cmd {
 
 int relabel_main(int argc, char** argv) {
   CLI::App app(
-      "Relabels the ranks of a job so that every fibre of a cartesian grid sits on cheap "
-      "links. Writes the labelling (line i = old rank placed at new rank i).",
+      "Relabels the ranks of a job so that the traffic of a cartesian program (every fibre of "
+      "its grid, or every pair of grid neighbours for a stencil) sits on cheap links. Writes "
+      "the labelling (line i = old rank placed at new rank i).",
       "relabel");
   std::string costs_path, grid_text, perm_out, report_out, placement_path, rankfile_out;
   std::string heatmap_prefix, launcher = "openmpi";
   RelabelOptions options;
-  std::string objective_name = "sum-max";
+  std::string pattern_text = "fibres", objective_name;
   bool quiet = false;
   app.add_option("--costs", costs_path, "cost file (dense matrix or rankshape-structured)")
       ->required();
@@ -54,10 +57,8 @@ int relabel_main(int argc, char** argv) {
                  "seconds; the best labelling found by then is written")
       ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();
-  app.add_option(
-         "--objective", objective_name,
-         "sum-max | thesis-max | total, optionally :pairs or :max-pair, then optionally +links")
-      ->capture_default_str();
+  app.add_option("--pattern", pattern_text, cli::pattern_help())->capture_default_str();
+  app.add_option("--objective", objective_name, cli::objective_help());
   app.add_option("--placement", placement_path,
                  "placement file (rank host core): hosts give node membership to dense costs and "
                  "are needed for --rankfile");
@@ -86,7 +87,7 @@ int relabel_main(int argc, char** argv) {
                                   std::to_string(grid.size()) + " positions but " + costs_path +
                                   " has " + std::to_string(costs->size()) + " ranks");
     }
-    options.objective = ObjectiveSpec::parse(objective_name);
+    options.objective = ObjectiveSpec::parse(objective_name, Pattern::parse(pattern_text));
     std::optional<Placement> placement;
     if (!placement_path.empty()) {
       placement = read_placement(placement_path, costs->size());
@@ -131,14 +132,18 @@ int relabel_main(int argc, char** argv) {
                                {"time_limited", r.time_limited},
                                {"seconds", r.seconds},
                                {"evaluations", r.evaluations},
+                               {"pattern", options.objective.pattern.name()},
                                {"objective", options.objective.name()},
                                {"objective_before", before},
                                {"objective_after", after},
                                {"total_before", r.before.value.total},
                                {"total_after", r.after.value.total},
-                               {"dimensions_before", cli::dimensions_json(grid, r.before)},
-                               {"dimensions_after", cli::dimensions_json(grid, r.after)},
                                {"warnings", warnings}};
+      for (const auto& [which, e] :
+           {std::pair{"before", &r.before}, std::pair{"after", &r.after}}) {
+        auto [key, details] = cli::evaluation_json(grid, *e);
+        report[key + "_" + which] = std::move(details);
+      }
       if (!launch.empty()) report["launch_command"] = launch;
       write_file_atomically(report_out, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
     }
@@ -146,11 +151,11 @@ int relabel_main(int argc, char** argv) {
       std::cout << fmt::format("relabel: p = {}, grid {}, {}\n", grid.size(), grid.to_string(),
                                r.algorithm);
       std::cout << fmt::format("  before (identity): {:.6g}\n", before);
-      cli::print_dimensions(std::cout, grid, r.before);
+      cli::print_evaluation(std::cout, grid, r.before);
       std::cout << fmt::format("  after: {:.6g} ({:.3g}x better) in {:.2f} s{}\n", after,
                                after > 0 ? before / after : 1.0, r.seconds,
                                r.time_limited ? " (time limit reached)" : "");
-      cli::print_dimensions(std::cout, grid, r.after);
+      cli::print_evaluation(std::cout, grid, r.after);
       if (!launch.empty()) std::cout << "  start the application with: " << launch << "\n";
     }
   });

@@ -1,5 +1,5 @@
-// How the commands show an evaluation: per-dimension lines for people, and
-// the same figures as JSON for scripts.
+// How the commands show an evaluation: per-dimension lines (fibres) or a
+// stencil's figures for people, and the same figures as JSON for scripts.
 #ifndef RANKSHAPE_CMD_REPORT_H_
 #define RANKSHAPE_CMD_REPORT_H_
 
@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
+#include <utility>
 
 #include "lib/model/objective.h"
 
@@ -38,6 +40,75 @@ inline nlohmann::json dimensions_json(const Grid& grid, const Evaluation& e) {
     if (!e.link_load.empty()) dims.back()["link_load"] = e.link_load[k];
   }
   return dims;
+}
+
+/// A stencil's figures, for people: the busiest rank, then per level of
+/// shared links the neighbour pairs it cuts and the busiest group's share.
+inline void print_stencil(std::ostream& out, const StencilSummary& s) {
+  out << fmt::format("  ranks: busiest {:.6g} (position {}), mean {:.6g}; {} neighbour messages\n",
+                     s.busiest_rank, s.busiest_position, s.mean_rank, s.messages);
+  for (std::size_t l = 0; l < s.levels.size(); ++l) {
+    const LevelTraffic& t = s.levels[l];
+    out << fmt::format(
+        "  level {} ({} groups, flow cost {:.6g}): {} neighbour pairs across, busiest group {} "
+        "with {} (load {:.6g})\n",
+        l, t.groups, t.flow_cost, t.crossing_pairs, t.busiest_group, t.busiest_pairs,
+        t.busiest_load);
+  }
+}
+
+/// {busiest_rank, busiest_position, mean_rank, messages, concentration,
+///  levels: [{groups, flow_cost, crossing_pairs, busiest_pairs,
+///            busiest_group, busiest_load, total_load}, ...]}
+inline nlohmann::json stencil_json(const Evaluation& e) {
+  const StencilSummary& s = *e.stencil;
+  nlohmann::json levels = nlohmann::json::array();
+  for (const LevelTraffic& t : s.levels) {
+    levels.push_back({{"groups", t.groups},
+                      {"flow_cost", t.flow_cost},
+                      {"crossing_pairs", t.crossing_pairs},
+                      {"busiest_pairs", t.busiest_pairs},
+                      {"busiest_group", t.busiest_group},
+                      {"busiest_load", t.busiest_load},
+                      {"total_load", t.total_load}});
+  }
+  return {{"busiest_rank", s.busiest_rank},
+          {"busiest_position", s.busiest_position},
+          {"mean_rank", s.mean_rank},
+          {"messages", s.messages},
+          {"concentration", e.value.concentration},
+          {"levels", levels}};
+}
+
+/// Per-dimension lines for fibres, the stencil's lines for a stencil.
+inline void print_evaluation(std::ostream& out, const Grid& grid, const Evaluation& e) {
+  if (e.stencil) {
+    print_stencil(out, *e.stencil);
+  } else {
+    print_dimensions(out, grid, e);
+  }
+}
+
+/// The evaluation's details under the key a reader expects: "dimensions"
+/// (fibres) or "stencil", as {key, value}.
+inline std::pair<std::string, nlohmann::json> evaluation_json(const Grid& grid,
+                                                              const Evaluation& e) {
+  if (e.stencil) return {"stencil", stencil_json(e)};
+  return {"dimensions", dimensions_json(grid, e)};
+}
+
+/// --pattern's help text.
+inline const char* pattern_help() {
+  return "who talks to whom: fibres (all-to-all along each dimension in turn; default) or "
+         "stencil[:OPTION,...] (grid neighbours at once; options periodic, periodic=1x0..., "
+         "points=N (2d+1 or 3^d), diagonals, weights=WxW..., diagonal-weight=W; README "
+         "\"Patterns\")";
+}
+
+/// --objective's help text.
+inline const char* objective_help() {
+  return "fibres: sum-max (default) | thesis-max | total, optionally :pairs or :max-pair, then "
+         "optionally +links; stencil: step (default: the busiest rank or shared link) | total";
 }
 
 }  // namespace rankshape::cli

@@ -1,7 +1,10 @@
 // MPI_Cart_create as a drop-in (PMPI interposition): an unmodified MPI
 // program that asks for reorder gets a cartesian communicator whose ranks
-// rankshape has relabelled, so that every row, column and fibre (and hence
-// every MPI_Cart_sub of the result) sits on cheap links.
+// rankshape has relabelled, so that its traffic sits on cheap links: by
+// default the halo exchange of a stencil code (each rank with its grid
+// neighbours, wrapping where the program's periods say), or with
+// RANKSHAPE_PATTERN=fibres every row, column and fibre (and hence every
+// MPI_Cart_sub of the result).
 //
 // Use it by preloading librankshape_cart.so (LD_PRELOAD, forwarded to the
 // ranks: `mpirun -x LD_PRELOAD=...` for Open MPI, `mpiexec -genv LD_PRELOAD
@@ -15,10 +18,11 @@
 //   3. rank 0 of `old` writes the report, if RANKSHAPE_REPORT asks for one;
 //   4. PMPI_Cart_create(shaped, ..., reorder = 0): cartesian rank i is
 //      relabelled position i. The shaped communicator is freed on return.
-// Example: 4 ranks on nodes {0,3} and {1,2}, dims 2x2. The job's own order
-// puts rows {0,1} {2,3} and columns {0,2} {1,3} across nodes; the drop-in
-// returns cart ranks 0..3 = world ranks 0,3,1,2, so rows {0,3} {1,2} stay
-// inside nodes and only the columns cross.
+// Example: 16 ranks on 4 nodes of 4 ranks, dims 4x4, periods 1x1. The
+// drop-in gives every node a 2x2 block of the grid (stencil default); with
+// RANKSHAPE_PATTERN=fibres and 4 ranks on nodes {0,3} and {1,2}, dims 2x2,
+// it returns cart ranks 0..3 = world ranks 0,3,1,2, so rows {0,3} {1,2}
+// stay inside nodes and only the columns cross.
 //
 // Passed through untouched to PMPI_Cart_create: reorder == 0, ndims < 1,
 // MPI_COMM_NULL, an inter-communicator, dims whose product is not the size
@@ -37,7 +41,13 @@
 //   RANKSHAPE_ALGORITHM=NAME  relabelling algorithm (default auto)
 //   RANKSHAPE_SEED=N          seed, a non-negative integer (default 1)
 //   RANKSHAPE_TIME_LIMIT=S    seconds of search per rank (default 5)
-//   RANKSHAPE_OBJECTIVE=NAME  sum-max (default) | thesis-max | total, ..., +links
+//   RANKSHAPE_PATTERN=TEXT    stencil (default: grid neighbours, periodic
+//                             where the program's periods are, unless the
+//                             text names periods) | fibres | stencil:OPTION,...
+//                             (lib/model/pattern.h)
+//   RANKSHAPE_OBJECTIVE=NAME  the pattern's: step (default) | total for a
+//                             stencil; sum-max (default) | thesis-max |
+//                             total, ..., +links for fibres
 //   RANKSHAPE_REPORT=PATH     rank 0 writes a JSON report there (atomically)
 //
 // Errors: a bad value, a bad cost file or a failed MPI call prints
@@ -100,6 +110,8 @@ std::string quoted(const char* name, const std::string& value) {
 // What the environment asks for (RANKSHAPE_CART=off never gets here).
 struct Settings {
   ShapeOptions options;
+  Pattern pattern;        // as given (options.objective's gets the program's periods)
+  std::string objective;  // as given; empty: the pattern's default
   std::string report_path;
 };
 
@@ -181,13 +193,17 @@ Settings read_settings() {
   if (!seed.empty()) s.options.seed = parse_seed(seed);
   const std::string time_limit = env("RANKSHAPE_TIME_LIMIT");
   if (!time_limit.empty()) s.options.time_limit = parse_time_limit(time_limit);
-  const std::string objective = env("RANKSHAPE_OBJECTIVE");
-  if (!objective.empty()) {
-    try {
-      s.options.objective = ObjectiveSpec::parse(objective);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(quoted("RANKSHAPE_OBJECTIVE", objective) + ": " + e.what());
-    }
+  const std::string pattern = env("RANKSHAPE_PATTERN");
+  try {
+    s.pattern = Pattern::parse(pattern.empty() ? "stencil" : pattern);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(quoted("RANKSHAPE_PATTERN", pattern) + ": " + e.what());
+  }
+  s.objective = env("RANKSHAPE_OBJECTIVE");
+  try {
+    s.options.objective = ObjectiveSpec::parse(s.objective, s.pattern);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(quoted("RANKSHAPE_OBJECTIVE", s.objective) + ": " + e.what());
   }
   s.report_path = env("RANKSHAPE_REPORT");
   return s;
@@ -236,6 +252,7 @@ nlohmann::json report_json(const Settings& s, const ShapedComm& shaped,
       {"winner_seed", r.winner_seed},
       {"time_limit", s.options.time_limit},
       {"time_limited", r.time_limited},
+      {"pattern", s.options.objective.pattern.name()},
       {"objective", s.options.objective.name()},
       {"objective_before", r.before.value.primary},
       {"objective_after", r.after.value.primary},
@@ -276,9 +293,18 @@ int shaped_cart_create(MPI_Comm old, int ndims, const int dims[], const int peri
 
   std::vector<int> dim_list(dims, dims + ndims);
   std::vector<int> period_list(static_cast<std::size_t>(ndims), 0);
+  std::vector<bool> wraps(static_cast<std::size_t>(ndims), false);
   if (periods != nullptr) {
-    for (int k = 0; k < ndims; ++k) period_list[static_cast<std::size_t>(k)] = periods[k] ? 1 : 0;
+    for (int k = 0; k < ndims; ++k) {
+      period_list[static_cast<std::size_t>(k)] = periods[k] ? 1 : 0;
+      wraps[static_cast<std::size_t>(k)] = periods[k] != 0;
+    }
   }
+  // The stencil wraps where the program's grid does, unless the pattern
+  // text said otherwise; the shaped communicator gets the program's periods.
+  settings.options.objective =
+      ObjectiveSpec::parse(settings.objective, settings.pattern.with_default_periods(wraps));
+  settings.options.periods = period_list;
   std::optional<ShapedComm> shaped;
   try {
     shaped.emplace(relabel_comm(comm.get(), Grid(dim_list), settings.options));

@@ -3,26 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "lib/model/objective_state.h"
+
 namespace rankshape {
 namespace {
-
-template <class C>
-double cost_of_members(const C& costs, const OldRank* members, int n, FibreCost kind) {
-  double result = 0;
-  for (int i = 0; i < n; ++i) {
-    for (int j = i + 1; j < n; ++j) {
-      const double c = costs.cost(members[i], members[j]);
-      result = kind == FibreCost::kSumOfPairs ? result + c : std::max(result, c);
-    }
-  }
-  return result;
-}
-
-void gather_members(const Grid& grid, const Labelling& labelling, int k, int f,
-                    std::vector<OldRank>& out) {
-  out.resize(grid.dim(k));
-  for (int t = 0; t < grid.dim(k); ++t) out[t] = labelling.old_of(grid.fibre_member(k, f, t));
-}
 
 void check_spec(const ObjectiveSpec& spec, const Grid& grid) {
   if (spec.link_load && spec.aggregate == Aggregate::kSumOfAllFibres) {
@@ -32,6 +16,21 @@ void check_spec(const ObjectiveSpec& spec, const Grid& grid) {
     if (!spec.link_load) throw std::invalid_argument("link levels given without +links");
     for (const LinkLevel& level : *spec.links) check_level(level, grid.size());
   }
+  if (spec.is_stencil()) {
+    if (spec.aggregate != Aggregate::kStep && spec.aggregate != Aggregate::kSumOfAllFibres) {
+      throw std::invalid_argument("a stencil's objective is step or total");
+    }
+    if (!spec.dimension_weights.empty()) {
+      throw std::invalid_argument(
+          "dimension weights are for fibres; a stencil weighs its neighbours itself");
+    }
+    spec.stencil_on(grid);  // throws if it does not fit
+    return;
+  }
+  if (spec.aggregate == Aggregate::kStep) {
+    throw std::invalid_argument("the step objective is for stencils, not fibres");
+  }
+  if (spec.stencil) throw std::invalid_argument("a stencil given with the fibres pattern");
   if (spec.dimension_weights.empty()) return;
   if (static_cast<int>(spec.dimension_weights.size()) != grid.ndims()) {
     throw std::invalid_argument("objective has " + std::to_string(spec.dimension_weights.size()) +
@@ -53,28 +52,10 @@ void check_sizes(const Costs& costs, const Grid& grid, const Labelling& labellin
   }
 }
 
-ObjectiveValue combine_values(const ObjectiveSpec& spec, const std::vector<double>& dim_max,
-                              double total) {
-  ObjectiveValue v;
-  v.total = total;
-  switch (spec.aggregate) {
-    case Aggregate::kSumOfDimensionMax:
-      for (double m : dim_max) v.primary += m;
-      break;
-    case Aggregate::kMaxOverAllFibres:
-      for (double m : dim_max) v.primary = std::max(v.primary, m);
-      break;
-    case Aggregate::kSumOfAllFibres:
-      v.primary = total;
-      break;
-  }
-  return v;
-}
-
 }  // namespace
 
 ObjectiveSpec ObjectiveSpec::parse(std::string_view full) {
-  ObjectiveSpec spec;
+  ObjectiveSpec spec;  // the fibres pattern
   std::string_view text = full;
   constexpr std::string_view kLinks = "+links";
   if (text.size() >= kLinks.size() && text.substr(text.size() - kLinks.size()) == kLinks) {
@@ -112,6 +93,7 @@ ObjectiveSpec ObjectiveSpec::parse(std::string_view full) {
 }
 
 std::string ObjectiveSpec::name() const {
+  if (is_stencil()) return aggregate == Aggregate::kStep ? "step" : "total";
   std::string s;
   switch (aggregate) {
     case Aggregate::kSumOfDimensionMax:
@@ -121,6 +103,7 @@ std::string ObjectiveSpec::name() const {
       s = "thesis-max";
       break;
     case Aggregate::kSumOfAllFibres:
+    case Aggregate::kStep:  // not a fibres objective: check_spec() refuses it
       s = "total";
       break;
   }
@@ -144,378 +127,76 @@ ObjectiveSpec ObjectiveSpec::pairs_only() const {
   return spec;
 }
 
-double fibre_cost(const Costs& costs, const Grid& grid, const Labelling& labelling, int k, int f,
-                  FibreCost kind) {
-  std::vector<OldRank> members;
-  gather_members(grid, labelling, k, f, members);
-  return visit_costs(
-      costs, [&](const auto& c) { return cost_of_members(c, members.data(), grid.dim(k), kind); });
+ObjectiveSpec ObjectiveSpec::parse(std::string_view text, const Pattern& pattern) {
+  if (!pattern.is_stencil()) {
+    ObjectiveSpec spec = parse(text.empty() ? std::string_view("sum-max") : text);
+    spec.pattern = pattern;
+    return spec;
+  }
+  ObjectiveSpec spec;
+  spec.pattern = pattern;
+  if (text.empty() || text == "step") {
+    spec.aggregate = Aggregate::kStep;
+    spec.link_load = true;  // the shared links are part of a step
+  } else if (text == "total") {
+    spec.aggregate = Aggregate::kSumOfAllFibres;
+  } else {
+    throw std::invalid_argument("objective '" + std::string(text) + "' does not apply to pattern " +
+                                pattern.name() + ": expected step or total");
+  }
+  return spec;
+}
+
+std::shared_ptr<const Stencil> ObjectiveSpec::stencil_on(const Grid& grid) const {
+  if (stencil) {
+    if (stencil->grid().dims() != grid.dims()) {
+      throw std::invalid_argument("the objective's stencil is for grid " +
+                                  stencil->grid().to_string() + ", not " + grid.to_string());
+    }
+    return stencil;
+  }
+  if (!is_stencil()) throw std::invalid_argument("the fibres pattern has no stencil");
+  return std::make_shared<const Stencil>(pattern.stencil, grid);
 }
 
 Evaluation evaluate(const Costs& costs, const Grid& grid, const Labelling& labelling,
                     const ObjectiveSpec& spec) {
   check_sizes(costs, grid, labelling);
   check_spec(spec, grid);
-  Evaluation e;
-  std::vector<double> dim_max;
-  double total = 0;
-  std::vector<OldRank> members;
-  for (int k = 0; k < grid.ndims(); ++k) {
-    DimensionSummary summary;
-    double sum = 0;
-    for (int f = 0; f < grid.fibre_count(k); ++f) {
-      gather_members(grid, labelling, k, f, members);
-      const double c = spec.weight(k) * visit_costs(costs, [&](const auto& concrete) {
-                         return cost_of_members(concrete, members.data(), grid.dim(k), spec.fibre);
-                       });
-      sum += c;
-      if (f == 0 || c > summary.worst) {
-        summary.worst = c;
-        summary.worst_fibre = f;
-      }
-    }
-    summary.mean = sum / grid.fibre_count(k);
-    total += sum;
-    dim_max.push_back(summary.worst);
-    e.dimensions.push_back(summary);
-  }
-  if (spec.link_load) {
-    const ObjectiveSpec with = spec.with_links(costs, {});
-    std::vector<double> spread;
-    e.link_load = link_load(grid, labelling, *with.links, &spread);
-    for (int k = 0; k < grid.ndims(); ++k) {
-      dim_max[k] = std::max(dim_max[k], e.link_load[k]);
-      total += spread[k];
-    }
-  }
-  e.value = combine_values(spec, dim_max, total);
-  return e;
+  const ObjectiveSpec with = spec.with_links(costs, {});
+  return spec.is_stencil() ? detail::evaluate_stencil(costs, grid, labelling, with)
+                           : detail::evaluate_fibres(costs, grid, labelling, with);
 }
 
 IncrementalObjective::IncrementalObjective(const Costs& costs, Grid grid, Labelling labelling,
                                            ObjectiveSpec spec)
-    : costs_(costs),
-      grid_(std::move(grid)),
-      labelling_(std::move(labelling)),
-      spec_(spec.with_links(costs, {})) {
-  check_sizes(costs_, grid_, labelling_);
+    : costs_(costs), grid_(std::move(grid)), spec_(spec.with_links(costs, {})) {
+  check_sizes(costs_, grid_, labelling);
   check_spec(spec_, grid_);
-  if (has_links()) {
-    group_load_.resize(grid_.ndims());
-    int most_groups = 0;
-    for (const LinkLevel& level : *spec_.links) most_groups = std::max(most_groups, level.groups);
-    scratch_delta_.assign(most_groups, 0);
-    scratch_touched_.assign(most_groups, 0);
-    load_max_.assign(grid_.ndims(), std::vector<std::int64_t>(spec_.links->size(), 0));
-    load_sum_ = load_max_;
-    for (int k = 0; k < grid_.ndims(); ++k) {
-      for (const LinkLevel& level : *spec_.links) group_load_[k].emplace_back(level.groups, 0);
-      for (int f = 0; f < grid_.fibre_count(k); ++f) add_fibre_load(k, f, 1);
-      refresh_link_figures(k);
-    }
-  }
-  scratch_dim_max_.resize(grid_.ndims());
-  fibre_costs_.resize(grid_.ndims());
-  top_.resize(grid_.ndims());
-  for (int k = 0; k < grid_.ndims(); ++k) {
-    fibre_costs_[k].resize(grid_.fibre_count(k));
-    for (int f = 0; f < grid_.fibre_count(k); ++f) {
-      fibre_costs_[k][f] =
-          spec_.weight(k) * rankshape::fibre_cost(costs_, grid_, labelling_, k, f, spec_.fibre);
-    }
-    rebuild_top(k);
-  }
-  std::vector<double> dim_max(grid_.ndims());
-  total_ = 0;
-  for (int k = 0; k < grid_.ndims(); ++k) {
-    dim_max[k] = std::max(fibre_costs_[k][top_[k][0]], dimension_link_load(k));
-    for (double c : fibre_costs_[k]) total_ += c;
-  }
-  total_ += link_total();
-  value_ = combine(dim_max, total_);
+  if (spec_.is_stencil() && !spec_.stencil) spec_.stencil = spec_.stencil_on(grid_);
+  state_ = spec_.is_stencil()
+               ? detail::make_stencil_state(costs_, grid_, std::move(labelling), spec_)
+               : detail::make_fibre_state(costs_, grid_, std::move(labelling), spec_);
 }
 
-void IncrementalObjective::add_fibre_load(int k, int f, std::int64_t sign) {
-  const int q = grid_.dim(k);
-  for (std::size_t l = 0; l < spec_.links->size(); ++l) {
-    const LinkLevel& level = (*spec_.links)[l];
-    scratch_members_.resize(q);
-    for (int t = 0; t < q; ++t) {
-      scratch_members_[t] = level.group_of[labelling_.old_of(grid_.fibre_member(k, f, t)).value()];
-    }
-    std::vector<std::int64_t>& load = group_load_[k][l];
-    for_each_group_share(scratch_members_,
-                         [&](int g, std::int64_t share) { load[g] += sign * share; });
-  }
+IncrementalObjective::~IncrementalObjective() = default;
+IncrementalObjective::IncrementalObjective(IncrementalObjective&&) noexcept = default;
+
+ObjectiveValue IncrementalObjective::value() const { return state_->value(); }
+const Labelling& IncrementalObjective::labelling() const { return state_->labelling(); }
+Evaluation IncrementalObjective::evaluation() const { return state_->evaluation(); }
+bool IncrementalObjective::can_improve() const { return state_->can_improve(); }
+
+SearchFocus IncrementalObjective::focus(std::int64_t round, SplitMix64& rng) const {
+  return state_->focus(round, rng);
 }
 
-void IncrementalObjective::refresh_link_figures(int k) {
-  for (std::size_t l = 0; l < spec_.links->size(); ++l) {
-    const std::vector<std::int64_t>& load = group_load_[k][l];
-    load_max_[k][l] = *std::max_element(load.begin(), load.end());
-    load_sum_[k][l] = 0;
-    for (std::int64_t x : load) load_sum_[k][l] += x;
-  }
+NewRank IncrementalObjective::partner(const SearchFocus& focus, SplitMix64& rng) const {
+  return state_->partner(focus, rng);
 }
 
-double IncrementalObjective::dimension_link_load(int k) const {
-  if (!has_links()) return 0;
-  double worst = 0;
-  for (std::size_t l = 0; l < spec_.links->size(); ++l) {
-    worst = std::max(
-        worst, (*spec_.links)[l].flow_cost * static_cast<double>(load_max_[k][l]) / grid_.dim(k));
-  }
-  return worst;
-}
-
-double IncrementalObjective::link_total() const {
-  if (!has_links()) return 0;
-  double total = 0;
-  for (int k = 0; k < grid_.ndims(); ++k) {
-    for (std::size_t l = 0; l < spec_.links->size(); ++l) {
-      total += (*spec_.links)[l].flow_cost * static_cast<double>(load_sum_[k][l]) / grid_.dim(k);
-    }
-  }
-  return total;
-}
-
-IncrementalObjective::LinkChange IncrementalObjective::link_load_after(
-    const Move& move, int k, const std::array<int, 3>& fibres, int n) const {
-  const int q = grid_.dim(k);
-  LinkChange change;
-  for (std::size_t l = 0; l < spec_.links->size(); ++l) {
-    const LinkLevel& level = (*spec_.links)[l];
-    // Ranks of one group trading places change no group's count.
-    bool one_group = true;
-    for (int i = 1; i < move.n; ++i) {
-      one_group &=
-          level.group_of[move.arriving[i].value()] == level.group_of[move.arriving[0].value()];
-    }
-    if (one_group) {
-      change.worst =
-          std::max(change.worst, level.flow_cost * static_cast<double>(load_max_[k][l]) / q);
-      continue;
-    }
-    scratch_list_.clear();
-    const auto add = [&](int g, std::int64_t share) {
-      if (!scratch_touched_[g]) {
-        scratch_touched_[g] = 1;
-        scratch_list_.push_back(g);
-      }
-      scratch_delta_[g] += share;
-    };
-    for (int i = 0; i < n; ++i) {
-      const int f = fibres[i];
-      scratch_members_.resize(q);
-      for (int t = 0; t < q; ++t) {
-        scratch_members_[t] =
-            level.group_of[labelling_.old_of(grid_.fibre_member(k, f, t)).value()];
-      }
-      for_each_group_share(scratch_members_, [&](int g, std::int64_t share) { add(g, -share); });
-      for (int t = 0; t < q; ++t) {
-        const NewRank pos = grid_.fibre_member(k, f, t);
-        OldRank member = labelling_.old_of(pos);
-        for (int j = 0; j < move.n; ++j) {
-          if (move.pos[j] == pos) member = move.arriving[j];
-        }
-        scratch_members_[t] = level.group_of[member.value()];
-      }
-      for_each_group_share(scratch_members_, add);
-    }
-    const std::vector<std::int64_t>& load = group_load_[k][l];
-    std::int64_t most = 0, delta_sum = 0;
-    for (int g : scratch_list_) delta_sum += scratch_delta_[g];
-    for (int g = 0; g < level.groups; ++g) {
-      most = std::max(most, load[g] + (scratch_touched_[g] ? scratch_delta_[g] : 0));
-    }
-    for (int g : scratch_list_) {
-      scratch_touched_[g] = 0;
-      scratch_delta_[g] = 0;
-    }
-    change.worst = std::max(change.worst, level.flow_cost * static_cast<double>(most) / q);
-    change.total_delta += level.flow_cost * static_cast<double>(delta_sum) / q;
-  }
-  return change;
-}
-
-Evaluation IncrementalObjective::evaluation() const {
-  Evaluation e;
-  e.value = value_;
-  for (int k = 0; k < grid_.ndims(); ++k) {
-    DimensionSummary s;
-    s.worst_fibre = top_[k][0];
-    s.worst = fibre_costs_[k][s.worst_fibre];
-    double sum = 0;
-    for (double c : fibre_costs_[k]) sum += c;
-    s.mean = sum / grid_.fibre_count(k);
-    e.dimensions.push_back(s);
-    if (has_links()) e.link_load.push_back(dimension_link_load(k));
-  }
-  return e;
-}
-
-void IncrementalObjective::rebuild_top(int k) {
-  std::array<int, kTop>& top = top_[k];
-  top.fill(-1);
-  const std::vector<double>& fc = fibre_costs_[k];
-  for (int f = 0; f < static_cast<int>(fc.size()); ++f) {
-    // Insertion into a short list sorted by decreasing cost.
-    int i = kTop;
-    while (i > 0 && (top[i - 1] == -1 || fc[top[i - 1]] < fc[f])) --i;
-    if (i == kTop) continue;
-    for (int j = kTop - 1; j > i; --j) top[j] = top[j - 1];
-    top[i] = f;
-  }
-}
-
-ObjectiveValue IncrementalObjective::combine(const std::vector<double>& dim_max,
-                                             double total) const {
-  return combine_values(spec_, dim_max, total);
-}
-
-IncrementalObjective::Move IncrementalObjective::swap_move(NewRank a, NewRank b) const {
-  Move m;
-  m.n = 2;
-  m.pos = {a, b, NewRank()};
-  m.arriving = {labelling_.old_of(b), labelling_.old_of(a), OldRank()};
-  return m;
-}
-
-IncrementalObjective::Move IncrementalObjective::cycle_move(NewRank a, NewRank b, NewRank c) const {
-  Move m;
-  m.n = 3;
-  m.pos = {a, b, c};
-  m.arriving = {labelling_.old_of(c), labelling_.old_of(a), labelling_.old_of(b)};
-  return m;
-}
-
-double IncrementalObjective::moved_fibre_cost(const Move& move, int k, int f) const {
-  // The fibre's members after the move: unchanged positions keep their rank.
-  const int q = grid_.dim(k);
-  return visit_costs(costs_, [&](const auto& c) {
-    if (spec_.fibre == FibreCost::kMaxPair) {
-      OldRank members[512];
-      std::vector<OldRank> large;
-      OldRank* m = members;
-      if (q > 512) {
-        large.resize(q);
-        m = large.data();
-      }
-      for (int t = 0; t < q; ++t) {
-        const NewRank pos = grid_.fibre_member(k, f, t);
-        m[t] = labelling_.old_of(pos);
-        for (int i = 0; i < move.n; ++i) {
-          if (move.pos[i] == pos) m[t] = move.arriving[i];
-        }
-      }
-      return spec_.weight(k) * cost_of_members(c, m, q, FibreCost::kMaxPair);
-    }
-    // Sum of pairs. A swap or 3-cycle keeps every fibre's size, and with at
-    // most three positions at most one rank leaves a fibre and one arrives.
-    // New cost = old - (row sum of the leaver) + (row sum of the arrival over
-    // the members that stay) = old - row(out) + row(in) - D(in, out).
-    OldRank out(-1), in(-1);
-    for (int i = 0; i < move.n; ++i) {
-      if (grid_.fibre_of(move.pos[i], k) == f) {
-        // The rank now at pos[i] leaves unless it arrives elsewhere in f.
-        const OldRank here = labelling_.old_of(move.pos[i]);
-        bool stays = false;
-        for (int j = 0; j < move.n; ++j) {
-          if (move.arriving[j] == here && grid_.fibre_of(move.pos[j], k) == f) stays = true;
-        }
-        if (!stays) out = here;
-        // The rank arriving at pos[i] is new to f unless it was already in f.
-        if (grid_.fibre_of(labelling_.new_of(move.arriving[i]), k) != f) in = move.arriving[i];
-      }
-    }
-    if (out.value() < 0) return fibre_costs_[k][f];
-    double delta = -c.cost(in, out);
-    for (int t = 0; t < q; ++t) {
-      const OldRank member = labelling_.old_of(grid_.fibre_member(k, f, t));
-      delta += c.cost(in, member) - c.cost(out, member);
-    }
-    return fibre_costs_[k][f] + spec_.weight(k) * delta;
-  });
-}
-
-ObjectiveValue IncrementalObjective::value_after(const Move& move) const {
-  std::vector<double>& dim_max = scratch_dim_max_;  // no allocation per candidate
-  double total = total_;
-  for (int k = 0; k < grid_.ndims(); ++k) {
-    std::array<int, 3> changed{-1, -1, -1};
-    int n_changed = 0;
-    double best = 0;
-    for (int i = 0; i < move.n; ++i) {
-      const int f = grid_.fibre_of(move.pos[i], k);
-      if (std::find(changed.begin(), changed.begin() + n_changed, f) !=
-          changed.begin() + n_changed) {
-        continue;
-      }
-      changed[n_changed++] = f;
-      const double c = moved_fibre_cost(move, k, f);
-      total += c - fibre_costs_[k][f];
-      best = std::max(best, c);
-    }
-    for (int f : top_[k]) {
-      if (f == -1) break;
-      if (std::find(changed.begin(), changed.begin() + n_changed, f) ==
-          changed.begin() + n_changed) {
-        best = std::max(best, fibre_costs_[k][f]);
-        break;
-      }
-    }
-    if (has_links()) {
-      const LinkChange links = link_load_after(move, k, changed, n_changed);
-      best = std::max(best, links.worst);
-      total += links.total_delta;
-    }
-    dim_max[k] = best;
-  }
-  return combine(dim_max, total);
-}
-
-void IncrementalObjective::apply(const Move& move) {
-  std::vector<std::array<int, 3>> changed(grid_.ndims(), {-1, -1, -1});
-  for (int k = 0; k < grid_.ndims(); ++k) {
-    for (int i = 0; i < move.n; ++i) changed[k][i] = grid_.fibre_of(move.pos[i], k);
-  }
-  // Each moved fibre once: its load leaves with the old members, comes
-  // back with the new.
-  const auto for_each_moved_fibre = [&](auto&& f) {
-    for (int k = 0; k < grid_.ndims(); ++k) {
-      for (int i = 0; i < move.n; ++i) {
-        if (std::find(changed[k].begin(), changed[k].begin() + i, changed[k][i]) ==
-            changed[k].begin() + i) {
-          f(k, changed[k][i]);
-        }
-      }
-    }
-  };
-  if (has_links()) for_each_moved_fibre([&](int k, int f) { add_fibre_load(k, f, -1); });
-  if (move.n == 2) {
-    labelling_.swap_positions(move.pos[0], move.pos[1]);
-  } else {
-    labelling_.cycle_positions(move.pos[0], move.pos[1], move.pos[2]);
-  }
-  if (has_links()) {
-    for_each_moved_fibre([&](int k, int f) { add_fibre_load(k, f, 1); });
-    for (int k = 0; k < grid_.ndims(); ++k) refresh_link_figures(k);
-  }
-  // Re-cost changed fibres from scratch so that rounding never accumulates.
-  std::vector<double> dim_max(grid_.ndims());
-  total_ = 0;
-  for (int k = 0; k < grid_.ndims(); ++k) {
-    for (int i = 0; i < move.n; ++i) {
-      const int f = changed[k][i];
-      fibre_costs_[k][f] =
-          spec_.weight(k) * rankshape::fibre_cost(costs_, grid_, labelling_, k, f, spec_.fibre);
-    }
-    rebuild_top(k);
-    dim_max[k] = std::max(fibre_costs_[k][top_[k][0]], dimension_link_load(k));
-    for (double c : fibre_costs_[k]) total_ += c;
-  }
-  total_ += link_total();
-  value_ = combine(dim_max, total_);
+bool IncrementalObjective::pointless(const SearchFocus& focus, NewRank other) const {
+  return state_->pointless(focus, other);
 }
 
 void IncrementalObjective::check_positions(std::initializer_list<NewRank> positions) const {
@@ -527,31 +208,53 @@ void IncrementalObjective::check_positions(std::initializer_list<NewRank> positi
   }
 }
 
+namespace {
+
+detail::Move swap_move(const Labelling& l, NewRank a, NewRank b) {
+  detail::Move m;
+  m.n = 2;
+  m.pos = {a, b, NewRank()};
+  m.arriving = {l.old_of(b), l.old_of(a), OldRank()};
+  return m;
+}
+
+detail::Move cycle_move(const Labelling& l, NewRank a, NewRank b, NewRank c) {
+  detail::Move m;
+  m.n = 3;
+  m.pos = {a, b, c};
+  m.arriving = {l.old_of(c), l.old_of(a), l.old_of(b)};
+  return m;
+}
+
+void check_distinct(NewRank a, NewRank b, NewRank c) {
+  if (a == b || b == c || a == c) {
+    throw std::invalid_argument("a 3-cycle needs three distinct positions");
+  }
+}
+
+}  // namespace
+
 ObjectiveValue IncrementalObjective::value_after_swap(NewRank a, NewRank b) const {
   check_positions({a, b});
-  if (a == b) return value_;
-  return value_after(swap_move(a, b));
+  if (a == b) return value();
+  return state_->value_after(swap_move(labelling(), a, b));
 }
 
 ObjectiveValue IncrementalObjective::value_after_cycle(NewRank a, NewRank b, NewRank c) const {
   check_positions({a, b, c});
-  if (a == b || b == c || a == c) {
-    throw std::invalid_argument("a 3-cycle needs three distinct positions");
-  }
-  return value_after(cycle_move(a, b, c));
+  check_distinct(a, b, c);
+  return state_->value_after(cycle_move(labelling(), a, b, c));
 }
 
 void IncrementalObjective::apply_swap(NewRank a, NewRank b) {
   check_positions({a, b});
-  if (a != b) apply(swap_move(a, b));
+  if (a != b) state_->apply(swap_move(labelling(), a, b));
 }
 
 void IncrementalObjective::apply_cycle(NewRank a, NewRank b, NewRank c) {
   check_positions({a, b, c});
-  if (a == b || b == c || a == c) {
-    throw std::invalid_argument("a 3-cycle needs three distinct positions");
-  }
-  apply(cycle_move(a, b, c));
+  check_distinct(a, b, c);
+  state_->apply(cycle_move(labelling(), a, b, c));
 }
 
 }  // namespace rankshape

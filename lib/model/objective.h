@@ -1,7 +1,10 @@
-// How good a labelling is for a cartesian program.
+// How good a labelling is for a program on a cartesian grid: the time of
+// one communication step of its pattern (lib/model/pattern.h), as the
+// costs between ranks predict it.
 //
-// A cartesian algorithm communicates along one dimension at a time, and each
-// step lasts as long as its slowest fibre. The default objective is therefore
+// Fibres. A cartesian algorithm communicates along one dimension at a time,
+// and each step lasts as long as its slowest fibre. The default objective
+// is therefore
 //   T = sum over dimensions k of (max over fibres f of dimension k of cost(f))
 // with cost(f) = sum of D(a, b) over unordered pairs {a, b} in f. Options:
 // the thesis's single max over all fibres of all dimensions, the plain sum of
@@ -19,6 +22,29 @@
 // gives dim 0 fibres cost 10 and 10, dim 1 fibres 1 and 1: T = 10 + 1 = 11,
 // total = 22. The grid transposed (perm 0,2,1,3) gives the same T: with two
 // dimensions of two, one dimension must cross nodes.
+//
+// Stencils. In a halo exchange every rank sends to all its neighbours at
+// once, and the step lasts as long as its slowest part: the busiest rank,
+// whose messages leave one after another, or the busiest shared link, which
+// all messages leaving a node (or a rack) cross. The "step" objective is
+//   T = max(max over ranks x of cost(x),
+//           max over levels l, groups g of flow_cost(l) * load(g))
+// with cost(x) = sum over x's neighbours y of w(x->y) D(x, y), and load(g)
+// = the weights of the messages from g's ranks to ranks outside g; levels
+// and flow costs as for "+links" (nodes and racks, known or found in the
+// costs). Ties break on the total (the sum of every rank's cost and of
+// every group's flow_cost * load), then on how concentrated the traffic
+// between groups is (the sum over ordered pairs of groups of flow_cost *
+// load(g->h)^2): spreading the same messages over more pairs of nodes is
+// never slower, and faster wherever two nodes share one path. "total" is the sum
+// of every rank's cost alone.
+//
+// Worked example: the same machine, grid 4 (1-D, "stencil"). The identity
+// puts nodes {0,1} and {2,3} side by side: position costs 1, 1 + 10,
+// 10 + 1, 1 (busiest 11); node 0 sends one message across (load 1, flow
+// cost 10): T = max(11, 10) = 11, total = 24 + 10 * 2 = 44. Alternating
+// nodes (perm 0,2,1,3) crosses at every pair: costs 10, 20, 20, 10 and
+// node loads 3: T = max(20, 30) = 30, total = 60 + 10 * 6 = 120.
 #ifndef RANKSHAPE_LIB_MODEL_OBJECTIVE_H_
 #define RANKSHAPE_LIB_MODEL_OBJECTIVE_H_
 
@@ -26,6 +52,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +61,8 @@
 #include "lib/model/grid.h"
 #include "lib/model/labelling.h"
 #include "lib/model/link_load.h"
+#include "lib/model/pattern.h"
+#include "lib/util/random.h"
 
 namespace rankshape {
 
@@ -43,9 +72,10 @@ enum class FibreCost {
 };
 
 enum class Aggregate {
-  kSumOfDimensionMax,  // "sum-max": default, one step per dimension
-  kMaxOverAllFibres,   // "thesis-max": van Duijn's single max over all fibres
-  kSumOfAllFibres,     // "total": every fibre counts
+  kSumOfDimensionMax,  // fibres "sum-max": default, one step per dimension
+  kMaxOverAllFibres,   // fibres "thesis-max": van Duijn's single max over all fibres
+  kSumOfAllFibres,     // "total": every fibre (every neighbour message) counts
+  kStep,               // stencil "step": default, the busiest rank or shared link
 };
 
 struct ObjectiveSpec {
@@ -53,15 +83,20 @@ struct ObjectiveSpec {
   Aggregate aggregate = Aggregate::kSumOfDimensionMax;
   /// Optional per-dimension factors on fibre costs (empty = all 1). Coarse
   /// levels of the multilevel search use them: a coarse fibre stands for
-  /// fine fibres carrying b_k^2 times its pair costs.
+  /// fine fibres carrying b_k^2 times its pair costs. Fibres only.
   std::vector<double> dimension_weights;
   /// "+links": a dimension costs max(worst fibre, link load). Only with
-  /// sum-max and thesis-max.
+  /// sum-max and thesis-max; always part of a stencil's "step".
   bool link_load = false;
   /// The levels the link load counts. Null with link_load set: evaluate()
   /// and IncrementalObjective find them in the costs (link_levels(costs,
   /// {})); relabel() passes the known nodes and racks.
   std::shared_ptr<const std::vector<LinkLevel>> links;
+  /// Who talks to whom: fibres (default) or a stencil.
+  Pattern pattern;
+  /// A stencil with weights per offset, which no pattern text names (the
+  /// coarse problems of multilevel search); null: pattern's stencil.
+  std::shared_ptr<const Stencil> stencil;
 
   double weight(int k) const {
     return dimension_weights.empty() ? 1.0 : dimension_weights[static_cast<std::size_t>(k)];
@@ -69,11 +104,20 @@ struct ObjectiveSpec {
 
   /// Parses "sum-max", "thesis-max", "total", optionally followed by
   /// ":pairs" or ":max-pair" (e.g. "thesis-max:max-pair"), then optionally
-  /// "+links" (not with total). Throws std::invalid_argument listing the
-  /// accepted names.
+  /// "+links" (not with total); the fibres pattern. Throws
+  /// std::invalid_argument listing the accepted names.
   static ObjectiveSpec parse(std::string_view text);
-  /// The name parse() accepts, e.g. "sum-max:pairs" or "sum-max:pairs+links".
+  /// The same for a pattern: a stencil takes "step" or "total". An empty
+  /// text is the pattern's default ("sum-max", "step").
+  static ObjectiveSpec parse(std::string_view text, const Pattern& pattern);
+  /// The name parse() accepts, e.g. "sum-max:pairs", "sum-max:pairs+links"
+  /// or "step" (the pattern is named by pattern.name()).
   std::string name() const;
+  bool is_stencil() const { return pattern.is_stencil(); }
+  /// The stencil on grid: `stencil` if set, else the pattern's. Throws
+  /// std::invalid_argument for a fibres pattern or a stencil that does not
+  /// fit the grid.
+  std::shared_ptr<const Stencil> stencil_on(const Grid& grid) const;
   /// This spec with the link load's levels filled in when link_load is set
   /// and they are missing: known levels (finest first), then those found in
   /// the costs.
@@ -83,17 +127,21 @@ struct ObjectiveSpec {
   ObjectiveSpec pairs_only() const;
 };
 
-/// An objective value: smaller is better; primary first, total breaks ties.
-/// total is the sum of all fibre costs; with +links it adds, for every
-/// dimension, every group's load times its level's flow cost, so that
-/// search sees progress when a group other than the busiest sheds load.
+/// An objective value: smaller is better; primary first, total breaks ties,
+/// then concentration. total is the sum of all fibre costs; with +links it
+/// adds, for every dimension, every group's load times its level's flow
+/// cost, so that search sees progress when a group other than the busiest
+/// sheds load. For stencils see the file comment; concentration is 0 for
+/// fibres.
 struct ObjectiveValue {
   double primary = 0;
   double total = 0;
+  double concentration = 0;
 
   friend bool operator<(const ObjectiveValue& a, const ObjectiveValue& b) {
     if (a.primary != b.primary) return a.primary < b.primary;
-    return a.total < b.total;
+    if (a.total != b.total) return a.total < b.total;
+    return a.concentration < b.concentration;
   }
 };
 
@@ -104,7 +152,9 @@ inline bool improves(const ObjectiveValue& candidate, const ObjectiveValue& curr
   const auto tolerance = [](double x) { return 1e-10 * (x < 0 ? -x : x) + 1e-300; };
   if (candidate.primary < current.primary - tolerance(current.primary)) return true;
   if (candidate.primary > current.primary + tolerance(current.primary)) return false;
-  return candidate.total < current.total - tolerance(current.total);
+  if (candidate.total < current.total - tolerance(current.total)) return true;
+  if (candidate.total > current.total + tolerance(current.total)) return false;
+  return candidate.concentration < current.concentration - tolerance(current.concentration);
 }
 
 struct DimensionSummary {
@@ -113,45 +163,91 @@ struct DimensionSummary {
   int worst_fibre = 0;  // index of the most expensive fibre
 };
 
+/// One level of shared links (nodes, racks) under a stencil.
+struct LevelTraffic {
+  int groups = 0;
+  double flow_cost = 0;
+  /// Messages (neighbour pairs, each direction once) between two groups,
+  /// unweighted: a pair of neighbours on two nodes is one crossing pair.
+  std::int64_t crossing_pairs = 0;
+  /// The most messages one group sends to other groups (= its crossing
+  /// pairs), and that group.
+  std::int64_t busiest_pairs = 0;
+  int busiest_group = 0;
+  /// The largest weight one group sends out (its load) and the sum over
+  /// groups, in the stencil's weights.
+  double busiest_load = 0;
+  double total_load = 0;
+};
+
+/// What a stencil's step costs, rank by rank and link by link.
+struct StencilSummary {
+  double busiest_rank = 0;  // the largest cost(x): sum of w D over x's neighbours
+  int busiest_position = 0;
+  double mean_rank = 0;
+  std::int64_t messages = 0;         // neighbour messages in one step (both directions)
+  std::vector<LevelTraffic> levels;  // the objective's levels, finest first
+};
+
 struct Evaluation {
   ObjectiveValue value;
+  /// Fibres: one summary per dimension; empty for a stencil.
   std::vector<DimensionSummary> dimensions;
   /// Link load per dimension; empty without "+links".
   std::vector<double> link_load;
+  /// Stencils: the step's figures.
+  std::optional<StencilSummary> stencil;
 };
 
 /// Cost of fibre f of dimension k under a labelling (unweighted).
 double fibre_cost(const Costs& costs, const Grid& grid, const Labelling& labelling, int k, int f,
                   FibreCost kind);
 
-/// Full evaluation from scratch: O(sum_k p * q_k) cost lookups. Throws
-/// std::invalid_argument if costs, grid and labelling disagree on p.
+/// Full evaluation from scratch: O(sum_k p * q_k) cost lookups for fibres,
+/// O(p * neighbours) for a stencil. Throws std::invalid_argument if costs,
+/// grid and labelling disagree on p, or the spec does not fit the grid.
 Evaluation evaluate(const Costs& costs, const Grid& grid, const Labelling& labelling,
                     const ObjectiveSpec& spec);
 
+/// Where local search should try a move: a position whose rank costs much
+/// where it is (the worst member of a fibre of dimension `dimension`, or a
+/// busy rank of a stencil).
+struct SearchFocus {
+  NewRank position;
+  int dimension = -1;  // fibres: the fibre's dimension and index
+  int fibre = -1;
+};
+
+namespace detail {
+class PatternState;
+}
+
 /// The objective of a labelling under change, with exact incremental values
-/// for pair swaps and 3-cycles: only the fibres of the moved positions are
-/// re-costed (O(d * q) lookups for sums of pairs, O(d * q^2) for max pair).
-/// apply_*() re-costs the moved fibres from scratch (no drift over many
-/// moves) and rescans the per-dimension maxima, O(p / q) per dimension.
-/// With +links, each level adds O(q log q + groups) per dimension to a
-/// candidate move (none when the moved ranks share a group) and O(groups)
-/// to an applied one.
+/// for pair swaps and 3-cycles, for every pattern.
+/// Fibres: only the fibres of the moved positions are re-costed (O(d * q)
+/// lookups for sums of pairs, O(d * q^2) for max pair); apply_*() re-costs
+/// the moved fibres from scratch (no drift over many moves) and rescans the
+/// per-dimension maxima, O(p / q) per dimension. With +links, each level
+/// adds O(q log q + groups) per dimension to a candidate move (none when
+/// the moved ranks share a group) and O(groups) to an applied one.
+/// Stencils: the moved positions and their neighbours are re-costed
+/// (O(m^2) lookups for m neighbours per rank) and the links of the moved
+/// positions' messages re-counted in whole units (exact); maxima come from
+/// ordered sets, O(m log p) per applied move.
 /// Values agree with evaluate() up to floating-point rounding (~1e-12
 /// relative). Holds a reference to costs: they must outlive this object.
 /// Positions outside the grid throw std::out_of_range. Not thread-safe,
 /// even for const calls (they share a work buffer).
 class IncrementalObjective {
  public:
+  /// Throws std::invalid_argument as evaluate() does.
   IncrementalObjective(const Costs& costs, Grid grid, Labelling labelling, ObjectiveSpec spec);
+  ~IncrementalObjective();
+  IncrementalObjective(IncrementalObjective&&) noexcept;
 
-  ObjectiveValue value() const { return value_; }
-  const Labelling& labelling() const { return labelling_; }
+  ObjectiveValue value() const;
+  const Labelling& labelling() const;
   const Grid& grid() const { return grid_; }
-  /// Weighted cost of fibre f of dimension k.
-  double fibre_cost(int k, int f) const { return fibre_costs_[k][f]; }
-  /// The most expensive fibre of dimension k.
-  int worst_fibre(int k) const { return top_[k][0]; }
   const ObjectiveSpec& spec() const { return spec_; }
   const Costs& costs() const { return costs_; }
   Evaluation evaluation() const;
@@ -163,57 +259,26 @@ class IncrementalObjective {
   void apply_swap(NewRank a, NewRank b);
   void apply_cycle(NewRank a, NewRank b, NewRank c);
 
+  /// For local search (lib/relabel/search.h). False when no move can
+  /// change the value (e.g. a grid whose every dimension is one fibre).
+  bool can_improve() const;
+  /// A position worth moving; round counts the calls (fibres visit the
+  /// dimensions in turn).
+  SearchFocus focus(std::int64_t round, SplitMix64& rng) const;
+  /// A position that talks with the focus (a member of its fibre, a
+  /// neighbour): ranks close to its rank are good candidates to move in.
+  NewRank partner(const SearchFocus& focus, SplitMix64& rng) const;
+  /// True if a move between the focus and `other` cannot help (the same
+  /// fibre, the same position).
+  bool pointless(const SearchFocus& focus, NewRank other) const;
+
  private:
-  // Up to three positions and the old rank each receives.
-  struct Move {
-    int n = 0;
-    std::array<NewRank, 3> pos;
-    std::array<OldRank, 3> arriving;
-  };
-  Move swap_move(NewRank a, NewRank b) const;
-  Move cycle_move(NewRank a, NewRank b, NewRank c) const;
-  ObjectiveValue value_after(const Move& move) const;
-  void apply(const Move& move);
-  double moved_fibre_cost(const Move& move, int k, int f) const;
-  void rebuild_top(int k);
-  ObjectiveValue combine(const std::vector<double>& dim_max, double total) const;
   void check_positions(std::initializer_list<NewRank> positions) const;
-
-  // Enough top fibres per dimension that a move (at most 3 fibres per
-  // dimension) always leaves one unchanged entry to compare against.
-  static constexpr int kTop = 4;
-
-  // Link load ("+links"): the load of every group of every level in every
-  // dimension, and the moved fibres' part of it.
-  // Loads are kept as whole numbers, sum of m (q - m) (divided by q when
-  // read), so that moves applied and undone leave no rounding behind.
-  bool has_links() const { return spec_.link_load && spec_.links != nullptr; }
-  struct LinkChange {
-    double worst = 0;        // the dimension's link load after the move
-    double total_delta = 0;  // change of its part of the tie-break
-  };
-  void add_fibre_load(int k, int f, std::int64_t sign);
-  void refresh_link_figures(int k);
-  double dimension_link_load(int k) const;
-  double link_total() const;
-  LinkChange link_load_after(const Move& move, int k, const std::array<int, 3>& fibres,
-                             int n) const;
-  std::vector<std::vector<std::vector<std::int64_t>>> group_load_;  // [k][level][group]
-  std::vector<std::vector<std::int64_t>> load_max_, load_sum_;      // [k][level]
-  mutable std::vector<std::int64_t> scratch_delta_;                 // [group]
-  mutable std::vector<char> scratch_touched_;                       // [group]
-  mutable std::vector<int> scratch_list_;
-  mutable std::vector<int> scratch_members_;
 
   const Costs& costs_;
   Grid grid_;
-  Labelling labelling_;
   ObjectiveSpec spec_;
-  std::vector<std::vector<double>> fibre_costs_;  // [k][f]
-  std::vector<std::array<int, kTop>> top_;        // [k]: best fibres, -1 = none
-  double total_ = 0;
-  ObjectiveValue value_;
-  mutable std::vector<double> scratch_dim_max_;  // value_after's work space
+  std::unique_ptr<detail::PatternState> state_;
 };
 
 }  // namespace rankshape

@@ -84,6 +84,21 @@ Communicator Communicator::split_by_node() const {
   return node;
 }
 
+Communicator Communicator::cartesian(const std::vector<int>& dims,
+                                     const std::vector<int>& periods) const {
+  long long positions = 1;
+  for (int d : dims) positions *= d;
+  if (dims.empty() || dims.size() != periods.size() || positions != size_) {
+    throw std::invalid_argument("cartesian: " + std::to_string(dims.size()) + " dims and " +
+                                std::to_string(periods.size()) + " periods for " +
+                                std::to_string(size_) + " ranks");
+  }
+  MPI_Comm out = MPI_COMM_NULL;
+  check(MPI_Cart_create(comm_, static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &out),
+        "MPI_Cart_create");
+  return Communicator(out, Ownership::kTake);
+}
+
 void Communicator::barrier() const { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 int Communicator::allreduce_max(int value) const {

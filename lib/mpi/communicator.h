@@ -43,6 +43,11 @@ class Communicator {
   [[nodiscard]] Communicator split(int color, int key) const;
   /// Collective: the ranks sharing this rank's node (MPI_COMM_TYPE_SHARED).
   [[nodiscard]] Communicator split_by_node() const;
+  /// Collective: MPI_Cart_create with these dims and periods (0 or 1 each)
+  /// and no reordering, so rank i keeps its place; the grid must cover
+  /// every rank. Throws std::invalid_argument if it does not.
+  [[nodiscard]] Communicator cartesian(const std::vector<int>& dims,
+                                       const std::vector<int>& periods) const;
 
   void barrier() const;
   /// Collective: the maximum of value over all ranks.

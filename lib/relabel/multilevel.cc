@@ -59,11 +59,80 @@ int smallest_prime_factor(int n) {
   return n;
 }
 
+// The stencil of the coarse problem whose items are boxes b of the fine
+// grid: coarse offset D (each part in {-1, 0, 1}) weighs the fine messages
+// from one box to the box at D, sum over fine offsets d of w(d) times the
+// positions x of a box with x + d in the box at D: per dimension b_k - |d_k|
+// where D_k = 0, and 1 where D_k = d_k != 0 (the box's last layer). Coarse
+// periods are the fine ones.
+// Example: 5-point stencil, weights 1, box 2x4: D = (1, 0) weighs 4 (a face
+// of 4 pairs), D = (0, 1) weighs 2, diagonals weigh 0 and are left out.
+Stencil coarse_stencil(const Stencil& fine, const std::vector<int>& box) {
+  const int d = static_cast<int>(box.size());
+  std::vector<int> coarse_dims(static_cast<std::size_t>(d));
+  for (int k = 0; k < d; ++k) coarse_dims[k] = fine.grid().dim(k) / box[k];
+  std::vector<std::vector<int>> deltas;
+  std::vector<double> weights;
+  std::vector<int> big(static_cast<std::size_t>(d), -1);
+  for (;;) {
+    if (std::any_of(big.begin(), big.end(), [](int c) { return c != 0; })) {
+      double w = 0;
+      for (int o = 0; o < fine.offsets(); ++o) {
+        double count = 1;
+        for (int k = 0; k < d && count > 0; ++k) {
+          const int small = fine.delta(o)[k];
+          if (big[k] == 0) {
+            count *= std::max(0, box[k] - std::abs(small));
+          } else {
+            count *= small == big[k] ? 1 : 0;
+          }
+        }
+        w += fine.weight(o) * count;
+      }
+      if (w > 0) {
+        deltas.push_back(big);
+        weights.push_back(w);
+      }
+    }
+    int k = d - 1;
+    while (k >= 0 && ++big[k] > 1) big[k--] = -1;
+    if (k < 0) break;
+  }
+  return Stencil(Grid(coarse_dims), fine.periods(), std::move(deltas), std::move(weights));
+}
+
+// The stencil inside one box: the fine offsets, periodic only along
+// dimensions the box spans whole.
+Stencil inner_stencil(const Stencil& fine, const std::vector<int>& box) {
+  std::vector<bool> periods = fine.periods();
+  std::vector<std::vector<int>> deltas;
+  std::vector<double> weights;
+  for (std::size_t k = 0; k < box.size(); ++k) {
+    periods[k] = periods[k] && box[k] == fine.grid().dim(static_cast<int>(k));
+  }
+  for (int o = 0; o < fine.offsets(); ++o) {
+    deltas.push_back(fine.delta(o));
+    weights.push_back(fine.weight(o));
+  }
+  return Stencil(Grid(box), periods, std::move(deltas), std::move(weights));
+}
+
 // A rough cost of a box shape, to rank shapes before solving: every fibre of
 // dimension k holds q_k / b_k groups, b_k members of each; pairs inside a
-// group cost c_in, pairs across groups c_out.
+// group cost c_in, pairs across groups c_out. For a stencil: a box's
+// messages out at c_out, those inside at c_in.
 double box_estimate(const std::vector<int>& b, const Grid& grid, const ObjectiveSpec& spec,
                     double c_in, double c_out) {
+  if (spec.is_stencil()) {
+    const std::shared_ptr<const Stencil> fine = spec.stencil_on(grid);
+    const Stencil coarse = coarse_stencil(*fine, b);
+    double out = 0, all = 0;
+    for (int o = 0; o < coarse.offsets(); ++o) out += coarse.weight(o);
+    double g = 1;
+    for (int x : b) g *= x;
+    for (int o = 0; o < fine->offsets(); ++o) all += fine->weight(o) * g;
+    return out * c_out + std::max(0.0, all - out) * c_in;
+  }
   double total = 0;
   for (int k = 0; k < grid.ndims(); ++k) {
     const double groups = static_cast<double>(grid.dim(k)) / b[k];
@@ -225,15 +294,25 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
   if (structured_nodes) {
     for (auto& group : members_in_order) order_by_core(*structured_nodes, group);
   }
+  const std::shared_ptr<const Stencil> fine_stencil =
+      spec.is_stencil() ? spec.stencil_on(grid) : nullptr;
   const auto build = [&](const std::vector<int>& box, Effort level_effort) {
     std::vector<int> coarse_dims(grid.ndims());
     // Coarse items are groups, not ranks: the link load's levels do not
     // apply there (the fine level's refinement sees it).
     ObjectiveSpec coarse_spec = spec.pairs_only();
-    coarse_spec.dimension_weights.assign(grid.ndims(), 1.0);
-    for (int k = 0; k < grid.ndims(); ++k) {
-      coarse_dims[k] = grid.dim(k) / box[k];
-      coarse_spec.dimension_weights[k] = spec.weight(k) * coarse_weight(spec, box, k);
+    for (int k = 0; k < grid.ndims(); ++k) coarse_dims[k] = grid.dim(k) / box[k];
+    if (fine_stencil) {
+      coarse_spec.stencil = std::make_shared<const Stencil>(coarse_stencil(*fine_stencil, box));
+    } else {
+      coarse_spec.dimension_weights.assign(grid.ndims(), 1.0);
+      for (int k = 0; k < grid.ndims(); ++k) {
+        coarse_spec.dimension_weights[k] = spec.weight(k) * coarse_weight(spec, box, k);
+      }
+    }
+    ObjectiveSpec inner_spec = spec.pairs_only();
+    if (fine_stencil) {
+      inner_spec.stencil = std::make_shared<const Stencil>(inner_stencil(*fine_stencil, box));
     }
     const Labelling coarse_labelling =
         solve(coarse, Grid(coarse_dims), coarse_spec, level->coarse_levels, deadline, rng, stats,
@@ -250,8 +329,8 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
         continue;
       }
       const auto solve_inner = [&] {
-        return solve(sub_costs(costs, members), box_grid, spec.pairs_only(), {}, deadline, rng,
-                     stats, depth + 1, level_effort);
+        return solve(sub_costs(costs, members), box_grid, inner_spec, {}, deadline, rng, stats,
+                     depth + 1, level_effort);
       };
       if (structured_nodes) {
         std::vector<int> cores;

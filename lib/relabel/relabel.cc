@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
 
+#include "lib/relabel/bisect.h"
 #include "lib/relabel/deadline.h"
 #include "lib/relabel/groups.h"
 #include "lib/relabel/kl.h"
@@ -20,8 +22,8 @@ namespace rankshape {
 
 const std::vector<std::string>& relabel_algorithms() {
   static const std::vector<std::string> names = {
-      "auto",       "identity",   "random", "round-robin", "node-aware", "kl",
-      "hill-climb", "multilevel", "metis",  "scotch",      "brute-force"};
+      "auto",       "identity",   "random", "round-robin", "node-aware",  "kl",
+      "hill-climb", "multilevel", "metis",  "scotch",      "brute-force", "bisect"};
   return names;
 }
 
@@ -60,6 +62,40 @@ std::vector<std::vector<int>> node_members(const Costs& costs, const std::vector
   return out;
 }
 
+// Chooses between labellings: the better objective value; where a stencil
+// without diagonals ties two labellings, the same stencil with its diagonal
+// neighbours decides. Such ties are real: a strip and a 2x2 block per node
+// of a periodic 4x4 over 4 nodes of 4 give isomorphic neighbour graphs, but
+// the blocks also suit corner exchanges, which many programs make too.
+class Chooser {
+ public:
+  Chooser(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec)
+      : costs_(costs), grid_(grid), spec_(spec) {
+    if (spec.is_stencil() && !spec.stencil && !spec.pattern.stencil.diagonals &&
+        spec.pattern.stencil.points != static_cast<int>(std::pow(3, grid.ndims()))) {
+      ObjectiveSpec wide = spec;
+      wide.pattern.stencil.diagonals = true;
+      wide.pattern.stencil.points = 0;
+      wide_ = std::move(wide);
+    }
+  }
+  ObjectiveValue value(const Labelling& l) const { return evaluate(costs_, grid_, l, spec_).value; }
+  /// True if a (value va) is better than b (value vb).
+  bool better(const Labelling& a, const ObjectiveValue& va, const Labelling& b,
+              const ObjectiveValue& vb) const {
+    if (improves(va, vb)) return true;
+    if (improves(vb, va) || !wide_) return false;
+    return improves(evaluate(costs_, grid_, a, *wide_).value,
+                    evaluate(costs_, grid_, b, *wide_).value);
+  }
+
+ private:
+  const Costs& costs_;
+  const Grid& grid_;
+  const ObjectiveSpec& spec_;
+  std::optional<ObjectiveSpec> wide_;
+};
+
 const std::vector<int>& require_nodes(const RelabelOptions& o, const std::string& algorithm) {
   if (o.levels.empty()) {
     throw std::invalid_argument(algorithm +
@@ -92,15 +128,16 @@ Labelling node_aware(const Costs& costs, const Grid& grid, const RelabelOptions&
   const bool equal =
       std::all_of(nodes.begin(), nodes.end(), [&](const auto& m) { return m.size() == size; });
   if (!equal || nodes.size() < 2) return best;
-  ObjectiveValue best_value = evaluate(costs, grid, best, o.objective).value;
+  const Chooser chooser(costs, grid, o.objective);
+  ObjectiveValue best_value = chooser.value(best);
   const std::vector<std::vector<int>> boxes = box_shapes(static_cast<int>(size), grid);
   const Labelling in_order = Labelling::identity(static_cast<int>(size));
   const std::vector<Labelling> inner(nodes.size(), in_order);
   for (const auto& box : boxes) {
     Labelling l =
         compose(grid, box, Labelling::identity(static_cast<int>(nodes.size())), nodes, inner);
-    const ObjectiveValue v = evaluate(costs, grid, l, o.objective).value;
-    if (improves(v, best_value)) {
+    const ObjectiveValue v = chooser.value(l);
+    if (chooser.better(l, v, best, best_value)) {
       best = std::move(l);
       best_value = v;
     }
@@ -154,6 +191,56 @@ Neighbourhood hints_for(const Costs& costs, const RelabelOptions& o) {
     std::iota(h.list_of.begin(), h.list_of.end(), 0);
   }
   return h;
+}
+
+// The stencil bisect() cuts the grid for: the objective's, or for fibres
+// the faces-only stencil (bisect is made for stencils; for fibres it gives
+// compact boxes all the same).
+std::shared_ptr<const Stencil> bisect_stencil(const Grid& grid, const ObjectiveSpec& spec) {
+  if (spec.is_stencil()) return spec.stencil_on(grid);
+  return std::make_shared<const Stencil>(StencilSpec{}, grid);
+}
+
+// auto for stencils: the job's own order, recursive bisection, node-aware
+// boxes and multilevel starts, the best of them refined by hill-climbing.
+Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOptions& o,
+                       const Deadline& deadline, SplitMix64& rng, SearchStats& stats,
+                       const std::function<void(const std::string&)>& say, std::string& name) {
+  const int p = grid.size();
+  const Chooser chooser(costs, grid, o.objective);
+  Labelling best = Labelling::identity(p);
+  ObjectiveValue best_value = chooser.value(best);
+  std::string from = "identity";
+  const auto consider = [&](Labelling l, const std::string& what) {
+    const ObjectiveValue v = chooser.value(l);
+    if (chooser.better(l, v, best, best_value)) {
+      best = std::move(l);
+      best_value = v;
+      from = what;
+    }
+    char line[160];
+    std::snprintf(line, sizeof line, "%s: objective %.6g (best so far %.6g)", what.c_str(),
+                  v.primary, best_value.primary);
+    say(line);
+  };
+  consider(bisect(costs, *o.objective.stencil_on(grid), o.levels), "bisect");
+  if (!o.levels.empty()) consider(node_aware(costs, grid, o), "node-aware");
+  const int starts = p <= 1024 ? 2 : 1;
+  int done = 0;
+  for (int s = 0; s < starts && !deadline.passed(); ++s, ++done) {
+    SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
+    consider(multilevel(costs, grid, o.objective, o.levels, deadline, start_rng, stats, say),
+             "multilevel start " + std::to_string(s + 1) + "/" + std::to_string(starts));
+  }
+  if (done < starts) stats.time_limited = true;
+  IncrementalObjective state(costs, grid, std::move(best), o.objective);
+  const SearchStats refined = hill_climb(state, deadline, rng, hints_for(costs, o));
+  stats.evaluations += refined.evaluations;
+  stats.moves += refined.moves;
+  stats.time_limited |= refined.time_limited;
+  name = "auto(best of bisect, node-aware and " + std::to_string(done) + " multilevel start" +
+         (done == 1 ? "" : "s") + ": " + from + ", refined)";
+  return state.labelling();
 }
 
 }  // namespace
@@ -221,6 +308,8 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     }
   } else if (a == "brute-force") {
     result.labelling = brute_force(costs, grid, o.objective);
+  } else if (a == "bisect") {
+    result.labelling = bisect(costs, *bisect_stencil(grid, o.objective), o.levels);
   } else if (a == "hill-climb") {
     IncrementalObjective state(costs, grid, Labelling::identity(p), o.objective);
     stats = hill_climb(state, deadline, rng, hints_for(costs, o));
@@ -231,6 +320,8 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     if (p <= 8) {
       result.labelling = brute_force(costs, grid, o.objective);
       result.algorithm = "auto(brute-force)";
+    } else if (o.objective.is_stencil()) {
+      result.labelling = auto_stencil(costs, grid, o, deadline, rng, stats, say, result.algorithm);
     } else {
       Labelling best = result.labelling;
       ObjectiveValue best_value = result.before.value;

@@ -32,74 +32,34 @@ Labelling brute_force(const Costs& costs, const Grid& grid, const ObjectiveSpec&
   return best;
 }
 
-namespace {
-
-// Position in fibre f of dimension k whose rank costs most to the others,
-// judged on up to kSample of them (long fibres would cost O(q^2)).
-constexpr int kSample = 256;
-
-NewRank worst_member(const IncrementalObjective& s, int k, int f) {
-  const Grid& g = s.grid();
-  const int q = g.dim(k);
-  const int stride = q > kSample ? q / kSample : 1;
-  NewRank worst = g.fibre_member(k, f, 0);
-  double worst_cost = -1;
-  for (int t = 0; t < q; ++t) {
-    const NewRank pos = g.fibre_member(k, f, t);
-    const OldRank r = s.labelling().old_of(pos);
-    double sum = 0;
-    visit_costs(s.costs(), [&](const auto& c) {
-      for (int u = 0; u < q; u += stride) {
-        sum += c.cost(r, s.labelling().old_of(g.fibre_member(k, f, u)));
-      }
-    });
-    if (sum > worst_cost) {
-      worst_cost = sum;
-      worst = pos;
-    }
-  }
-  return worst;
-}
-
-}  // namespace
-
 SearchStats hill_climb(IncrementalObjective& state, const Deadline& deadline, SplitMix64& rng,
                        const Neighbourhood& hints, std::int64_t stall_limit) {
   SearchStats stats;
   const Grid& grid = state.grid();
   const int p = grid.size();
-  if (p < 2) return stats;
+  if (p < 2 || !state.can_improve()) return stats;
   if (stall_limit <= 0) stall_limit = std::min<std::int64_t>(20LL * p, 100000);
-  std::vector<int> dims;
-  // Only dimensions with several fibres can change: in a dimension with one
-  // fibre every rank is in it whatever the labelling.
-  for (int k = 0; k < grid.ndims(); ++k) {
-    if (grid.dim(k) > 1 && grid.fibre_count(k) > 1) dims.push_back(k);
-  }
-  if (dims.empty()) return stats;
-  // Candidates drawn per chosen fibre before choosing again.
-  constexpr int kPerFibre = 64;
+  // Candidates drawn per focus before choosing again.
+  constexpr int kPerFocus = 64;
   std::int64_t stall = 0;
-  std::size_t next_dim = 0;
+  std::int64_t round = 0;
   const auto random_position = [&] { return NewRank(static_cast<int>(rng.below(p))); };
   while (stall < stall_limit) {
     if (deadline.passed()) {
       stats.time_limited = true;
       break;
     }
-    const int k = dims[next_dim++ % dims.size()];
-    const int f =
-        rng.below(4) == 0 ? static_cast<int>(rng.below(grid.fibre_count(k))) : state.worst_fibre(k);
-    const NewRank s_max = worst_member(state, k, f);
-    for (int attempt = 0; attempt < kPerFibre && stall < stall_limit; ++attempt) {
+    const SearchFocus focus = state.focus(round++, rng);
+    const NewRank s_max = focus.position;
+    for (int attempt = 0; attempt < kPerFocus && stall < stall_limit; ++attempt) {
       NewRank s1 = random_position();
       if (!hints.empty() && rng.below(2) == 0) {
-        // A rank close to another member of the fibre.
-        const NewRank m = grid.fibre_member(k, f, static_cast<int>(rng.below(grid.dim(k))));
+        // A rank close to one the focus talks with.
+        const NewRank m = state.partner(focus, rng);
         const auto& near = hints.near[hints.list_of[state.labelling().old_of(m).value()]];
         if (!near.empty()) s1 = state.labelling().new_of(OldRank(near[rng.below(near.size())]));
       }
-      if (grid.fibre_of(s1, k) == f) {
+      if (state.pointless(focus, s1)) {
         ++stall;
         continue;
       }

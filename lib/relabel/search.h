@@ -2,15 +2,17 @@
 // problems, and randomised triplet hill-climbing (van Duijn, Algorithm 5.2,
 // corrected) for everything else.
 //
-// Hill-climbing, one step: take the worst fibre f of a dimension (or, one
-// step in four, a random fibre, so that plateaus of the max still move the
-// total), and in it the rank s_max with the largest cost to the rest of f.
-// Draw candidates: s1 outside f (half the time a rank close to another
-// member of f), and either the swap (s_max, s1) or the 3-cycle in which
-// s_max takes s1's place, s1 takes s2's and s2 takes s_max's (s2 not in
-// {s_max, s1}). Accept the first candidate that lowers the objective
-// (primary, then total); every candidate is evaluated incrementally. Stop
-// after `stall_limit` candidates in a row without improvement, or at the
+// Hill-climbing, one step: the objective names a position s_max worth
+// moving (IncrementalObjective::focus: for fibres the rank with the largest
+// cost to the rest of the worst fibre f of a dimension, or one step in four
+// of a random fibre, so that plateaus of the max still move the total; for
+// stencils a busy rank). Draw candidates: s1 where a move can help (for
+// fibres outside f), half the time a rank close to one s_max talks with,
+// and either the swap (s_max, s1) or the 3-cycle in which s_max takes s1's
+// place, s1 takes s2's and s2 takes s_max's (s2 not in {s_max, s1}).
+// Accept the first candidate that lowers the objective (primary, then
+// total); every candidate is evaluated incrementally. Stop after
+// `stall_limit` candidates in a row without improvement, or at the
 // deadline.
 #ifndef RANKSHAPE_LIB_RELABEL_SEARCH_H_
 #define RANKSHAPE_LIB_RELABEL_SEARCH_H_

@@ -9,6 +9,13 @@
  *   ...
  *   rankshape_free(&shape);                      // before MPI_Finalize
  *
+ * For a halo exchange, ask for a stencil; rankshape_comm() is cartesian:
+ *   rankshape_options o;
+ *   rankshape_options_init(&o);
+ *   o.pattern = "stencil:periodic";
+ *   rankshape_relabel_comm(MPI_COMM_WORLD, 2, dims, &o, &shape);
+ *   MPI_Cart_shift(rankshape_comm(shape), 0, 1, &up, &down);
+ *
  * rankshape_relabel_comm() is collective over comm; on error every rank
  * gets the same code (no rank is left waiting) and rankshape_last_error()
  * says what went wrong. See lib/shape/shape.h for what it does. */
@@ -37,10 +44,13 @@ typedef struct rankshape_options {
   const char* algorithm; /* "auto" (default) or any name `relabel --help` lists */
   unsigned long long seed;
   double time_limit;     /* seconds per rank for relabelling */
-  const char* objective; /* "sum-max" (default), see the README */
+  const char* objective; /* NULL: the pattern's default (sum-max, step); see the README */
+  const char* pattern;   /* NULL or "fibres" (default), or "stencil[:OPTION,...]" */
+  const int* periods;    /* ndims entries 0 or 1 for the cartesian topology of
+                            rankshape_comm(); NULL: the stencil's, or none */
 } rankshape_options;
 
-/* The defaults: source auto, algorithm auto, seed 1, 5 s. */
+/* The defaults: source auto, algorithm auto, seed 1, 5 s, pattern fibres. */
 void rankshape_options_init(rankshape_options* options);
 
 /* ndims dimensions; zeros in dims are chosen (balanced, larger first).
@@ -49,7 +59,8 @@ void rankshape_options_init(rankshape_options* options);
 int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
                            const rankshape_options* options, rankshape_shape** shape);
 
-/* Rank i of this communicator is grid position i. */
+/* Rank i of this communicator is grid position i; it has the grid's
+ * cartesian topology (MPI_Cart_shift, MPI_Cart_coords, MPI_Cart_sub). */
 MPI_Comm rankshape_comm(const rankshape_shape* shape);
 /* The fibre through this rank along dimension k (MPI_COMM_NULL if k is out of range). */
 MPI_Comm rankshape_fibre(const rankshape_shape* shape, int k);

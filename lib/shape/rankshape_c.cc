@@ -37,7 +37,9 @@ void rankshape_options_init(rankshape_options* o) {
   o->algorithm = "auto";
   o->seed = 1;
   o->time_limit = 5;
-  o->objective = "sum-max";
+  o->objective = nullptr;
+  o->pattern = nullptr;
+  o->periods = nullptr;
 }
 
 int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
@@ -67,7 +69,10 @@ int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
       if (o.algorithm) so.algorithm = o.algorithm;
       so.seed = o.seed;
       so.time_limit = o.time_limit;
-      if (o.objective) so.objective = rankshape::ObjectiveSpec::parse(o.objective);
+      so.objective = rankshape::ObjectiveSpec::parse(
+          o.objective ? o.objective : "",
+          rankshape::Pattern::parse(o.pattern ? o.pattern : "fibres"));
+      if (o.periods) so.periods.assign(o.periods, o.periods + ndims);
       if (so.source == rankshape::CostSource::kMatrix) {
         if (!o.matrix) throw std::invalid_argument("source \"matrix\" needs options->matrix");
         so.matrix.assign(o.matrix, o.matrix + static_cast<std::size_t>(p) * p);

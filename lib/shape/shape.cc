@@ -88,6 +88,8 @@ std::uint64_t options_fingerprint(const ShapeOptions& o) {
   Fingerprint f;
   f.add(static_cast<int>(o.source)).add(o.algorithm).add(o.seed).add(o.time_limit);
   f.add(o.objective.name()).add(static_cast<int>(o.metric)).add(o.message_bytes);
+  f.add(o.objective.pattern.name()).add(o.periods.size());
+  for (int period : o.periods) f.add(period);
   for (double w : o.objective.dimension_weights) f.add(w);
   f.add(o.measurement.stall_seconds);
   f.add(o.inter_node_cost).add(o.measurement.repetitions).add(o.measurement.warmup);
@@ -307,6 +309,26 @@ ShapedComm::ShapedComm(mpi::Communicator comm, std::vector<mpi::Communicator> fi
       labelling_(std::move(labelling)),
       report_(std::move(report)) {}
 
+std::vector<int> topology_periods(const Grid& grid, const ShapeOptions& options) {
+  if (!options.periods.empty()) {
+    if (static_cast<int>(options.periods.size()) != grid.ndims()) {
+      throw std::invalid_argument(std::to_string(options.periods.size()) + " periods for grid " +
+                                  grid.to_string() + " of " + std::to_string(grid.ndims()) +
+                                  " dimensions");
+    }
+    for (int period : options.periods) {
+      if (period != 0 && period != 1) throw std::invalid_argument("periods are 0 or 1");
+    }
+    return options.periods;
+  }
+  std::vector<int> periods(static_cast<std::size_t>(grid.ndims()), 0);
+  if (options.objective.is_stencil()) {
+    const std::shared_ptr<const Stencil> stencil = options.objective.stencil_on(grid);
+    for (int k = 0; k < grid.ndims(); ++k) periods[k] = stencil->periodic(k) ? 1 : 0;
+  }
+  return periods;
+}
+
 Grid complete_grid(int p, const std::vector<int>& dims) {
   if (dims.empty()) throw std::invalid_argument("a grid needs at least one dimension");
   long long fixed = 1;
@@ -377,6 +399,7 @@ ShapedComm shape_comm(MPI_Comm raw, const Grid& grid, const Labelling& labelling
             throw std::invalid_argument("the costs are not those of a " + std::to_string(p) +
                                         "-rank job");
           }
+          topology_periods(grid, options);
         }));
   Fingerprint held;
   for (int d : grid.dims()) held.add(d);
@@ -395,9 +418,11 @@ ShapedComm shape_comm(MPI_Comm raw, const Grid& grid, const Labelling& labelling
           }));
   }
 
-  // (5) Communicators: new rank = grid position, then one fibre per dimension.
+  // (5) Communicators: new rank = grid position, with the grid's topology
+  // attached, then one fibre per dimension.
   const NewRank position = labelling.new_of(OldRank(me));
-  mpi::Communicator shaped = comm.split(0, position.value());
+  mpi::Communicator shaped =
+      comm.split(0, position.value()).cartesian(grid.dims(), topology_periods(grid, options));
   std::vector<mpi::Communicator> fibres;
   for (int k = 0; k < grid.ndims(); ++k) {
     fibres.push_back(shaped.split(grid.fibre_of(position, k),
@@ -437,6 +462,8 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
                 " positions but the communicator has " + std::to_string(p) + " ranks");
           }
           if (!(options.time_limit >= 0)) throw std::invalid_argument("time limit must be >= 0");
+          topology_periods(grid, options);
+          if (options.objective.is_stencil()) options.objective.stencil_on(grid);
           const auto& names = relabel_algorithms();
           if (std::find(names.begin(), names.end(), options.algorithm) == names.end()) {
             throw std::invalid_argument("unknown algorithm '" + options.algorithm + "'");

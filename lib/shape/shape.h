@@ -1,10 +1,17 @@
 // Shaped communicators: relabel_comm() gives a program, right after
-// MPI_Init, a communicator whose rank i is grid position i of a
-// q0 x q1 x ... grid chosen so that every fibre sits on cheap links, plus
+// MPI_Init, a cartesian communicator whose rank i is grid position i of a
+// q0 x q1 x ... grid chosen so that the program's traffic sits on cheap
+// links (every fibre by default; the grid neighbours for a stencil), plus
 // one communicator per grid dimension (the fibre through this rank).
 //
 //   rankshape::ShapedComm shaped = rankshape::relabel_comm(MPI_COMM_WORLD, Grid({4, 4, 4}));
 //   MPI_Allreduce(..., shaped.fibre(0).get());   // along dimension 0
+//
+//   rankshape::ShapeOptions halo;                // a periodic 7-point stencil
+//   halo.objective = rankshape::ObjectiveSpec::parse(
+//       "", rankshape::Pattern::parse("stencil:periodic"));
+//   auto shaped = rankshape::relabel_comm(MPI_COMM_WORLD, Grid({16, 16, 16}), halo);
+//   MPI_Cart_shift(shaped.comm().get(), 0, 1, &down, &up);   // neighbours
 //
 // Steps, all collective over comm: (1) every rank checks its arguments and
 // the ranks compare fingerprints of them (grid, options, costs), so a rank
@@ -13,8 +20,10 @@
 // the relabelling with its own seed (seed + rank) and the best objective
 // wins (lowest rank on ties); (4) the winner's labelling is broadcast and
 // every rank checks that it holds the identical labelling; (5) the
-// communicators are split from comm, and the shaped one's nodes (and racks,
-// when known) are given to the hierarchical collectives (lib/coll).
+// communicators are split from comm, the shaped one with the grid's
+// cartesian topology attached (MPI_Cart_shift, MPI_Cart_coords,
+// MPI_Cart_sub and neighbour collectives work on it), and its nodes (and
+// racks, when known) are given to the hierarchical collectives (lib/coll).
 #ifndef RANKSHAPE_LIB_SHAPE_SHAPE_H_
 #define RANKSHAPE_LIB_SHAPE_SHAPE_H_
 
@@ -67,7 +76,12 @@ struct ShapeOptions {
   std::uint64_t seed = 1;
   /// Seconds each rank may spend relabelling; the best so far is used.
   double time_limit = 5;
+  /// The pattern (objective.pattern: fibres, or a stencil) and how its
+  /// step is costed; ObjectiveSpec::parse(name, pattern) builds one.
   ObjectiveSpec objective;
+  /// Periods of the cartesian topology on comm(), one 0 or 1 per
+  /// dimension; empty: the stencil's periods, or none for fibres.
+  std::vector<int> periods;
   /// Not empty: rank 0 writes PREFIX-before.png and PREFIX-after.png,
   /// heatmaps of the costs in the original and the new order with the
   /// fibre boundaries marked (lib/report/heatmap.h).
@@ -122,7 +136,8 @@ class ShapedComm {
   ShapedComm(ShapedComm&&) noexcept = default;
   ShapedComm& operator=(ShapedComm&&) noexcept = default;
 
-  /// Rank i of this communicator is grid position i.
+  /// Rank i of this communicator is grid position i; it carries the
+  /// grid's cartesian topology (dims, and periods as options.periods says).
   const mpi::Communicator& comm() const { return comm_; }
   /// The fibre through this rank along dimension k; its rank is coords()[k].
   const mpi::Communicator& fibre(int k) const { return fibres_.at(static_cast<std::size_t>(k)); }
@@ -150,10 +165,10 @@ class ShapedComm {
 
 /// Collective over comm. Throws std::invalid_argument (the same on every
 /// rank) for MPI_COMM_NULL, an inter-communicator, a grid whose size is not
-/// comm's size, bad options or costs, or arguments that differ between
-/// ranks, or when the collectives refuse the groups (e.g. an unreadable
-/// RANKSHAPE_COLL_TABLE); mpi::MpiError (MPI error class and text) when MPI
-/// fails.
+/// comm's size, bad options or costs (a stencil or periods that do not fit
+/// the grid), or arguments that differ between ranks, or when the
+/// collectives refuse the groups (e.g. an unreadable RANKSHAPE_COLL_TABLE);
+/// mpi::MpiError (MPI error class and text) when MPI fails.
 ShapedComm relabel_comm(MPI_Comm comm, const Grid& grid, const ShapeOptions& options = {});
 
 /// Collective over comm: steps (1) and (2) of relabel_comm() (the cost
@@ -176,6 +191,12 @@ ShapedComm shape_comm(MPI_Comm comm, const Grid& grid, const Labelling& labellin
 /// std::invalid_argument on every rank, "rank R: message" for the first
 /// failing rank R (and how many more failed). For checks made before relabel_comm() (e.g. parsing).
 void agree_on_errors(MPI_Comm comm, const std::string& local_error);
+
+/// The periods of the cartesian topology relabel_comm() attaches: options'
+/// periods, else the stencil's, else all 0. Throws std::invalid_argument
+/// for periods of another length or not 0 or 1, or a stencil that does not
+/// fit the grid.
+std::vector<int> topology_periods(const Grid& grid, const ShapeOptions& options);
 
 /// The dimensions for relabel_comm() when the program fixes only some:
 /// like MPI_Dims_create, zeros are filled in (balanced, larger first).

@@ -11,12 +11,20 @@
 #   (c) RANKSHAPE_CART=off: identity again, no report;
 #   (d) RANKSHAPE_SOURCE=nonsense: non-zero status and a message naming it;
 #       with MPI_ERRORS_RETURN every rank gets MPI_ERR_ARG back.
+# The preloaded runs use the default pattern (a stencil with the program's
+# periods), the linked ones RANKSHAPE_PATTERN=fibres; evaluate checks each
+# report under its own pattern.
 # Also, at 4 ranks: the default cost source (auto) and a missing cost file.
-#   cart_dropin_test.sh LAUNCHER PROGRAM LINKED_PROGRAM PRELOAD_SO EVALUATE
+# Then the halo case (stencil_program.c, an unmodified 2-D halo exchange
+# that checks what its neighbours send): 16 ranks dealt round-robin over 4
+# nodes of 4, a periodic 4x4 grid: preloaded, every node gets a 2x2 block
+# and the exchange holds; RANKSHAPE_PATTERN=stencil:bogus fails on every
+# rank with a message naming it.
+#   cart_dropin_test.sh LAUNCHER PROGRAM LINKED_PROGRAM PRELOAD_SO EVALUATE STENCIL_PROGRAM
 set -u
 # The sanitizers' settings for the ranks, under --config=sanitize.
 source tools/sanitizer_env.sh
-launcher=$1 program=$2 linked=$3 preload=$4 evaluate=$5
+launcher=$1 program=$2 linked=$3 preload=$4 evaluate=$5 stencil_program=$6
 if [ "$launcher" = smpi ]; then
   # smpirun loads programs as shared objects into the simulator, so
   # LD_PRELOAD interposition does not apply; Open MPI and MPICH cover it.
@@ -81,6 +89,10 @@ json_number() {  # json_number FILE KEY
   grep -o "\"$2\": [-0-9][0-9.eE+-]*" "$1" | head -1 | awk '{print $2}'
 }
 
+json_string() {  # json_string FILE KEY
+  grep -o "\"$2\": \"[^\"]*\"" "$1" | head -1 | sed 's/.*: "//; s/"$//'
+}
+
 json_perm() {  # one entry per line
   tr -d ' \n' <"$1" | grep -o '"perm":\[[^]]*\]' | sed 's/.*\[//; s/\]//' | tr ',' '\n'
 }
@@ -112,6 +124,7 @@ check_relabelled() {
     paste "$out.perm" "$out.report.perm" >&2
   fi
   if "$evaluate" --costs "$costs" --grid "$grid" --perm "$out.perm" --json "$out.eval.json" \
+    --pattern "$(json_string "$report" pattern)" --objective "$(json_string "$report" objective)" \
     >"$out.eval" 2>&1; then
     local evaluated
     evaluated=$(grep -o '"objective": [0-9][0-9.eE+-]*' "$out.eval.json" | sed -n 2p |
@@ -122,7 +135,7 @@ check_relabelled() {
     fail "$what: evaluate failed"
     cat "$out.eval" >&2
   fi
-  echo "ok: $what: objective $before -> $after, mapping = report perm = evaluate"
+  echo "ok: $what: $(json_string "$report" pattern) objective $before -> $after, mapping = report perm = evaluate"
 }
 
 for np in 4 6 1; do
@@ -167,11 +180,15 @@ for np in 4 6 1; do
     show "$dir/preload"
   fi
 
-  # (b2) The drop-in linked into the program instead.
+  grep -q '"pattern": "stencil:periodic=0x0"' "$report" ||
+    fail "np $np preloaded: the report's pattern is not the program's stencil"
+
+  # (b2) The drop-in linked into the program instead, for fibres.
   report=$dir/linked.json
   if launch "$np" "$dir/linked" RANKSHAPE_COSTS="$costs" RANKSHAPE_REPORT="$report" \
-    -- "$linked"; then
+    RANKSHAPE_PATTERN=fibres -- "$linked"; then
     check_relabelled "np $np linked" "$dir/linked" "$report" "$np" "$grid" "$costs"
+    grep -q '"pattern": "fibres"' "$report" || fail "np $np linked: the report's pattern"
   else
     fail "np $np linked run failed"
     show "$dir/linked"
@@ -242,5 +259,55 @@ if launch 6 "$dir/smaller" LD_PRELOAD="$preload" RANKSHAPE_COSTS="$dir/planted.c
 else
   fail "a 2x2 grid on 6 ranks"
   show "$dir/smaller"
+fi
+# The halo case: 16 ranks, node of rank r = r mod 4 (round-robin, so the
+# job's own rows cross every node), a periodic 4x4 grid.
+dir=$TEST_TMPDIR/stencil
+mkdir -p "$dir"
+costs=$dir/nodes.costs
+{
+  printf 'rankshape-structured 1\ncores-per-node 4\nnodes 4\nracks 1\nranks 16\ncore-costs\n'
+  printf '0 1 1 1\n1 0 1 1\n1 1 0 1\n1 1 1 0\nnode-racks\n0 0 0 0\nrack-costs\n10\n'
+  printf 'rank-locations list\n'
+  for r in $(seq 0 15); do echo "$((r % 4)) $((r / 4))"; done
+} >"$costs"
+if launch 16 "$dir/halo" LD_PRELOAD="$preload" RANKSHAPE_COSTS="$costs" \
+  RANKSHAPE_REPORT="$dir/halo.json" -- "$stencil_program" 4 4 1 1 &&
+  grep -q "checks ok" "$dir/halo"; then
+  # Every node's four cartesian positions must make a 2x2 block (on the
+  # torus: two neighbouring rows times two neighbouring columns).
+  if mapping_blocks=$(awk '$1 == "world" {
+      node = $2 % 4; rows[node, $6] = 1; cols[node, $7] = 1; n[node]++
+    }
+    END {
+      for (node = 0; node < 4; ++node) {
+        nr = 0; nc = 0
+        for (i = 0; i < 4; ++i) { if ((node, i) in rows) r[nr++] = i; if ((node, i) in cols) c[nc++] = i }
+        if (n[node] != 4 || nr != 2 || nc != 2) exit 1
+        if ((r[1] - r[0]) % 4 != 1 && (r[1] - r[0]) % 4 != 3) exit 1
+        if ((c[1] - c[0]) % 4 != 1 && (c[1] - c[0]) % 4 != 3) exit 1
+      }
+    }' "$dir/halo") && grep -q '"pattern": "stencil:periodic=1x1"' "$dir/halo.json"; then
+    echo "ok: np 16 stencil, periodic 4x4 on 4 nodes of 4: a 2x2 block per node, halo exchange checks ok"
+  else
+    fail "np 16 stencil: not a 2x2 block per node, or the report's pattern"
+    show "$dir/halo"
+    cat "$dir/halo.json" >&2
+  fi
+else
+  fail "np 16 stencil program preloaded"
+  show "$dir/halo"
+fi
+if launch 4 "$dir/bad_pattern" LD_PRELOAD="$preload" RANKSHAPE_PATTERN=stencil:bogus \
+  -- "$stencil_program" --errors-return 2 2 0 0; then
+  fail "RANKSHAPE_PATTERN=stencil:bogus: the program succeeded"
+  show "$dir/bad_pattern"
+elif [ "$(grep -c "rankshape MPI_Cart_create: .*RANKSHAPE_PATTERN='stencil:bogus': .*unknown option 'bogus'" \
+  "$dir/bad_pattern.err")" -ne 1 ] ||
+  [ "$(grep -c 'MPI_Cart_create failed: .*(MPI_ERR_ARG)' "$dir/bad_pattern.err")" -ne 4 ]; then
+  fail "RANKSHAPE_PATTERN=stencil:bogus: not one message naming it and MPI_ERR_ARG on every rank"
+  show "$dir/bad_pattern"
+else
+  echo "ok: RANKSHAPE_PATTERN=stencil:bogus: one message naming it, MPI_ERR_ARG on all 4 ranks"
 fi
 exit $((failures > 0))

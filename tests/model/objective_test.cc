@@ -12,13 +12,20 @@
 namespace rankshape {
 namespace {
 
+ObjectiveSpec spec_of(FibreCost fibre, Aggregate aggregate) {
+  ObjectiveSpec s;
+  s.fibre = fibre;
+  s.aggregate = aggregate;
+  return s;
+}
+
 const ObjectiveSpec kAllSpecs[] = {
-    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kSumOfDimensionMax, {}, false, nullptr},
-    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres, {}, false, nullptr},
-    ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kSumOfAllFibres, {}, false, nullptr},
-    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax, {}, false, nullptr},
-    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kMaxOverAllFibres, {}, false, nullptr},
-    ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfAllFibres, {}, false, nullptr},
+    spec_of(FibreCost::kSumOfPairs, Aggregate::kSumOfDimensionMax),
+    spec_of(FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres),
+    spec_of(FibreCost::kSumOfPairs, Aggregate::kSumOfAllFibres),
+    spec_of(FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax),
+    spec_of(FibreCost::kMaxPair, Aggregate::kMaxOverAllFibres),
+    spec_of(FibreCost::kMaxPair, Aggregate::kSumOfAllFibres),
 };
 
 DenseCosts two_nodes_of_two() {
@@ -44,13 +51,11 @@ TEST(ObjectiveTest, WorkedExampleFromTheHeader) {
   const Evaluation transposed = evaluate(d, g, from({0, 2, 1, 3}), ObjectiveSpec{});
   EXPECT_EQ(transposed.value.primary, 11);
   // 1-D grid of 4 split as 2x2 the other way: one fibre per node is best.
-  const Evaluation thesis = evaluate(
-      d, g, Labelling::identity(4),
-      ObjectiveSpec{FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres, {}, false, nullptr});
+  const Evaluation thesis = evaluate(d, g, Labelling::identity(4),
+                                     spec_of(FibreCost::kSumOfPairs, Aggregate::kMaxOverAllFibres));
   EXPECT_EQ(thesis.value.primary, 10);
-  const Evaluation max_pair = evaluate(
-      d, Grid({4}), Labelling::identity(4),
-      ObjectiveSpec{FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax, {}, false, nullptr});
+  const Evaluation max_pair = evaluate(d, Grid({4}), Labelling::identity(4),
+                                       spec_of(FibreCost::kMaxPair, Aggregate::kSumOfDimensionMax));
   EXPECT_EQ(max_pair.value.primary, 10);
   EXPECT_EQ(evaluate(d, Grid({4}), Labelling::identity(4), ObjectiveSpec{}).value.primary, 42);
 }
@@ -189,6 +194,9 @@ ObjectiveValue reference(const Costs& c, const Grid& g, const Labelling& l,
       break;
     case Aggregate::kSumOfAllFibres:
       v.primary = total;
+      break;
+    case Aggregate::kStep:
+      ADD_FAILURE() << "step is a stencil objective";
       break;
   }
   return v;

@@ -70,6 +70,33 @@ int main(int argc, char** argv) {
   status = rankshape_relabel_comm(MPI_COMM_WORLD, 1, wrong, &options, &shape);
   check(status == RANKSHAPE_ERR_ARG && shape == NULL, "wrong grid is an argument error", rank);
   check(strstr(rankshape_last_error(), "positions") != NULL, "message says why", rank);
+  /* A stencil: the shaped communicator is cartesian, with its periods. */
+  options.pattern = "stencil:periodic";
+  status = rankshape_relabel_comm(MPI_COMM_WORLD, 2, dims, &options, &shape);
+  check(status == RANKSHAPE_OK, "a stencil relabels", rank);
+  if (status == RANKSHAPE_OK) {
+    int topology = MPI_UNDEFINED, cart_dims[2], periods[2], cart_coords[2], down, up, me;
+#ifndef SMPI_H /* SimGrid 3.32 lacks MPI_Topo_test (MPI_Cart_get works) */
+    MPI_Topo_test(rankshape_comm(shape), &topology);
+    check(topology == MPI_CART, "the shaped communicator is cartesian", rank);
+#else
+    (void)topology;
+#endif
+    MPI_Cart_get(rankshape_comm(shape), 2, cart_dims, periods, cart_coords);
+    check(periods[0] == 1 && periods[1] == 1, "periods from the stencil", rank);
+    rankshape_coords(shape, coords);
+    check(cart_coords[0] == coords[0] && cart_coords[1] == coords[1], "coordinates agree", rank);
+    MPI_Comm_rank(rankshape_comm(shape), &me);
+    MPI_Cart_shift(rankshape_comm(shape), 1, 1, &down, &up);
+    check(up == coords[0] * cart_dims[1] + (coords[1] + 1) % cart_dims[1], "shift wraps", rank);
+    rankshape_free(&shape);
+  }
+  /* A bad pattern: the same error on every rank, naming it. */
+  options.pattern = "stencil:sideways";
+  status = rankshape_relabel_comm(MPI_COMM_WORLD, 2, dims, &options, &shape);
+  check(status == RANKSHAPE_ERR_ARG && strstr(rankshape_last_error(), "sideways") != NULL,
+        "bad pattern is named", rank);
+  options.pattern = NULL;
   options.source = "guesswork";
   status = rankshape_relabel_comm(MPI_COMM_WORLD, 2, dims, &options, &shape);
   check(status == RANKSHAPE_ERR_ARG && strstr(rankshape_last_error(), "guesswork") != NULL,

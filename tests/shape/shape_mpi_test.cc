@@ -399,6 +399,79 @@ TEST(ShapeCommTest, LabellingsThatDoNotFitOrDifferFailOnEveryRank) {
                std::invalid_argument);
 }
 
+// A stencil: the shaped communicator carries the grid's topology, and
+// MPI_Cart_shift names the neighbours the labelling implies (the old rank
+// at the neighbouring grid position).
+TEST(RelabelCommTest, StencilCommunicatorsAreCartesian) {
+  const int p = world_size(), me = world_rank();
+  const Grid g = two_rows(p);
+  for (const char* text : {"stencil:periodic", "stencil", "stencil:periodic=0x1,diagonals"}) {
+    if (g.ndims() == 1 && std::string(text).find("x1") != std::string::npos) continue;
+    ShapeOptions o = quick(CostSource::kMatrix);
+    o.matrix = alternating_machine(p);
+    o.objective = ObjectiveSpec::parse("", Pattern::parse(text));
+    const ShapedComm s = relabel_comm(MPI_COMM_WORLD, g, o);
+    expect_well_shaped(s);
+    ASSERT_TRUE(s.report().after.stencil.has_value()) << text;
+    if (!mpi::simulated()) {  // SimGrid 3.32 lacks MPI_Topo_test (MPI_Cart_get works)
+      int topology = MPI_UNDEFINED;
+      ASSERT_EQ(MPI_Topo_test(s.comm().get(), &topology), MPI_SUCCESS);
+      ASSERT_EQ(topology, MPI_CART) << text;
+    }
+    std::vector<int> dims(static_cast<std::size_t>(g.ndims())), periods(dims.size()),
+        coords(dims.size());
+    ASSERT_EQ(MPI_Cart_get(s.comm().get(), g.ndims(), dims.data(), periods.data(), coords.data()),
+              MPI_SUCCESS);
+    EXPECT_EQ(dims, g.dims());
+    EXPECT_EQ(coords, s.coords());
+    const Stencil stencil(Pattern::parse(text).stencil, g);
+    for (int k = 0; k < g.ndims(); ++k) {
+      EXPECT_EQ(periods[k], stencil.periodic(k) ? 1 : 0) << text;
+      int down = -2, up = -2;
+      ASSERT_EQ(MPI_Cart_shift(s.comm().get(), k, 1, &down, &up), MPI_SUCCESS);
+      const int position = s.new_of(OldRank(me)).value();
+      const int want_down = stencil.neighbour(position, 2 * k);
+      const int want_up = stencil.neighbour(position, 2 * k + 1);
+      EXPECT_EQ(down, want_down < 0 ? MPI_PROC_NULL : want_down) << text << " k " << k;
+      EXPECT_EQ(up, want_up < 0 ? MPI_PROC_NULL : want_up) << text << " k " << k;
+      // The world rank there is the labelling's old rank at that position.
+      int world_down = -1, world_up = -1;
+      MPI_Sendrecv(&me, 1, MPI_INT, up, 0, &world_down, 1, MPI_INT, down, 0, s.comm().get(),
+                   MPI_STATUS_IGNORE);
+      MPI_Sendrecv(&me, 1, MPI_INT, down, 1, &world_up, 1, MPI_INT, up, 1, s.comm().get(),
+                   MPI_STATUS_IGNORE);
+      if (down != MPI_PROC_NULL) {
+        EXPECT_EQ(world_down, s.old_of(NewRank(down)).value());
+      }
+      if (up != MPI_PROC_NULL) {
+        EXPECT_EQ(world_up, s.old_of(NewRank(up)).value());
+      }
+    }
+  }
+  // Periods given in the options win for the topology; a stencil or
+  // periods that do not fit the grid fail on every rank.
+  ShapeOptions o = quick(CostSource::kMatrix);
+  o.matrix = alternating_machine(p);
+  o.periods.assign(static_cast<std::size_t>(g.ndims()), 1);
+  const ShapedComm s = relabel_comm(MPI_COMM_WORLD, g, o);
+  std::vector<int> dims(static_cast<std::size_t>(g.ndims())), periods(dims.size()),
+      coords(dims.size());
+  ASSERT_EQ(MPI_Cart_get(s.comm().get(), g.ndims(), dims.data(), periods.data(), coords.data()),
+            MPI_SUCCESS);
+  EXPECT_EQ(periods, o.periods);
+  o.periods.push_back(0);
+  EXPECT_THROW(relabel_comm(MPI_COMM_WORLD, g, o), std::invalid_argument);
+  o.periods.clear();
+  o.objective = ObjectiveSpec::parse("", Pattern::parse("stencil:weights=1x1x1"));
+  try {
+    relabel_comm(MPI_COMM_WORLD, g, o);
+    ADD_FAILURE() << "a stencil for 3 dimensions on grid " << g.to_string();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("weights name 3 dimensions"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RelabelCommTest, CompleteGridFillsZerosLikeDimsCreate) {
   EXPECT_EQ(complete_grid(12, {0, 0}).dims(), (std::vector<int>{4, 3}));
   EXPECT_EQ(complete_grid(12, {0, 2}).dims(), (std::vector<int>{6, 2}));

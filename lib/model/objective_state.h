@@ -1,0 +1,56 @@
+// Inside IncrementalObjective: one state class per pattern behind a common
+// interface, and the per-pattern full evaluations. Not for use outside
+// lib/model (objective.h is the interface).
+#ifndef RANKSHAPE_LIB_MODEL_OBJECTIVE_STATE_H_
+#define RANKSHAPE_LIB_MODEL_OBJECTIVE_STATE_H_
+
+#include <array>
+#include <memory>
+
+#include "lib/model/objective.h"
+
+namespace rankshape::detail {
+
+/// A swap (n = 2) or 3-cycle (n = 3): pos[i] receives old rank arriving[i].
+struct Move {
+  int n = 0;
+  std::array<NewRank, 3> pos;
+  std::array<OldRank, 3> arriving;
+
+  /// The old rank at position x after the move (before: labelling).
+  OldRank old_at(const Labelling& labelling, NewRank x) const {
+    for (int i = 0; i < n; ++i) {
+      if (pos[i] == x) return arriving[i];
+    }
+    return labelling.old_of(x);
+  }
+};
+
+class PatternState {
+ public:
+  virtual ~PatternState() = default;
+  virtual ObjectiveValue value() const = 0;
+  virtual const Labelling& labelling() const = 0;
+  virtual Evaluation evaluation() const = 0;
+  virtual ObjectiveValue value_after(const Move& move) const = 0;
+  virtual void apply(const Move& move) = 0;
+  virtual bool can_improve() const = 0;
+  virtual SearchFocus focus(std::int64_t round, SplitMix64& rng) const = 0;
+  virtual NewRank partner(const SearchFocus& focus, SplitMix64& rng) const = 0;
+  virtual bool pointless(const SearchFocus& focus, NewRank other) const = 0;
+};
+
+/// spec is checked, and has its links when it asks for them.
+std::unique_ptr<PatternState> make_fibre_state(const Costs& costs, const Grid& grid,
+                                               Labelling labelling, const ObjectiveSpec& spec);
+std::unique_ptr<PatternState> make_stencil_state(const Costs& costs, const Grid& grid,
+                                                 Labelling labelling, const ObjectiveSpec& spec);
+
+Evaluation evaluate_fibres(const Costs& costs, const Grid& grid, const Labelling& labelling,
+                           const ObjectiveSpec& spec);
+Evaluation evaluate_stencil(const Costs& costs, const Grid& grid, const Labelling& labelling,
+                            const ObjectiveSpec& spec);
+
+}  // namespace rankshape::detail
+
+#endif  // RANKSHAPE_LIB_MODEL_OBJECTIVE_STATE_H_

@@ -1,0 +1,495 @@
+#include "lib/relabel/bisect.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "lib/model/link_load.h"
+
+namespace rankshape {
+namespace {
+
+// A subtree of the machine: a single rank (no children) or groups of ranks.
+struct TreeNode {
+  std::vector<int> ranks;  // every rank below, in order
+  std::vector<TreeNode> children;
+};
+
+// Representative cost between two sets of ranks: the mean over up to 3 x 3
+// members spread through each.
+double set_cost(const Costs& costs, const std::vector<int>& a, const std::vector<int>& b) {
+  const std::size_t sa = std::max<std::size_t>(1, a.size() / 3);
+  const std::size_t sb = std::max<std::size_t>(1, b.size() / 3);
+  double sum = 0;
+  int n = 0;
+  for (std::size_t i = 0; i < a.size(); i += sa) {
+    for (std::size_t j = 0; j < b.size(); j += sb) {
+      sum += costs.cost(OldRank(a[i]), OldRank(b[j]));
+      ++n;
+    }
+  }
+  return n > 0 ? sum / n : 0;
+}
+
+// Groups inside a set of ranks that their costs show (sockets in a node),
+// as a subtree; single ranks when there are none.
+TreeNode ranks_tree(const Costs& costs, std::vector<int> ranks) {
+  TreeNode t;
+  t.ranks = ranks;
+  if (ranks.size() == 1) return t;
+  const int n = static_cast<int>(ranks.size());
+  std::vector<std::vector<int>> found;
+  if (n >= 3 && n <= kMaxGapItems) {
+    std::vector<double> m(static_cast<std::size_t>(n) * n);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        m[static_cast<std::size_t>(i) * n + j] = costs.cost(OldRank(ranks[i]), OldRank(ranks[j]));
+      }
+    }
+    found = groupings_by_gaps(m, n);
+  }
+  if (found.empty()) {
+    for (int r : ranks) t.children.push_back(TreeNode{{r}, {}});
+    return t;
+  }
+  // The coarsest grouping found, then recursively inside each group.
+  const std::vector<int>& coarsest = found.back();
+  std::map<int, std::vector<int>> groups;
+  for (int i = 0; i < n; ++i) groups[coarsest[i]].push_back(ranks[i]);
+  for (auto& [label, members] : groups) t.children.push_back(ranks_tree(costs, std::move(members)));
+  return t;
+}
+
+// The tree for ranks under levels [0, top] (finest first).
+TreeNode level_tree(const Costs& costs, const std::vector<std::vector<int>>& levels, int top,
+                    std::vector<int> ranks) {
+  if (top < 0) return ranks_tree(costs, std::move(ranks));
+  std::map<int, std::vector<int>> groups;
+  for (int r : ranks) groups[levels[top][r]].push_back(r);
+  if (groups.size() == 1) return level_tree(costs, levels, top - 1, std::move(ranks));
+  TreeNode t;
+  t.ranks = std::move(ranks);
+  for (auto& [label, members] : groups) {
+    t.children.push_back(level_tree(costs, levels, top - 1, std::move(members)));
+  }
+  return t;
+}
+
+// Splits children (in the given order) into two halves of about equal rank
+// count, each at least one child: the index of the first child of the
+// second half.
+std::size_t half_point(const std::vector<const TreeNode*>& parts) {
+  std::size_t total = 0;
+  for (const TreeNode* c : parts) total += c->ranks.size();
+  std::size_t best = 1, sum = 0;
+  double best_gap = -1;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    sum += parts[i]->ranks.size();
+    const double gap = std::abs(static_cast<double>(sum) - static_cast<double>(total) / 2);
+    if (best_gap < 0 || gap < best_gap) {
+      best_gap = gap;
+      best = i + 1;
+    }
+  }
+  return best;
+}
+
+// Orders parts for a split into two halves that are each close inside,
+// and returns the index of the first part of the second half. When the
+// costs between parts are all alike, the given order stands and the halves
+// are as equal in ranks as the parts allow. Otherwise the first half grows
+// from one of the two farthest parts, adding the closest part while that
+// brings it nearer half the ranks; then parts of equal size trade halves
+// while that lowers the cost between the halves.
+std::size_t choose_halves(const Costs& costs, std::vector<const TreeNode*>& parts) {
+  const int n = static_cast<int>(parts.size());
+  if (n <= 2) return half_point(parts);
+  std::vector<double> d(static_cast<std::size_t>(n) * n, 0);
+  double lo = 0, hi = 0;
+  bool first = true;
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      const double c = set_cost(costs, parts[i]->ranks, parts[j]->ranks);
+      d[static_cast<std::size_t>(i) * n + j] = d[static_cast<std::size_t>(j) * n + i] = c;
+      lo = first ? c : std::min(lo, c);
+      hi = first ? c : std::max(hi, c);
+      first = false;
+    }
+  }
+  if (hi <= lo * 1.01) return half_point(parts);
+  const auto at = [&](int i, int j) { return d[static_cast<std::size_t>(i) * n + j]; };
+  const auto ranks = [&](int i) { return static_cast<long long>(parts[i]->ranks.size()); };
+  long long total = 0;
+  for (int i = 0; i < n; ++i) total += ranks(i);
+  int a = 0;
+  for (int j = 1; j < n; ++j) {
+    if (at(0, j) > at(0, a)) a = j;
+  }
+  std::vector<char> in_first(static_cast<std::size_t>(n), 0);
+  std::vector<int> members = {a};
+  in_first[a] = 1;
+  long long size = ranks(a);
+  for (;;) {
+    int best = -1;
+    double best_cost = 0;
+    for (int j = 0; j < n; ++j) {
+      if (in_first[j]) continue;
+      double c = 0;
+      for (int i : members) c += at(i, j);
+      c /= static_cast<double>(members.size());
+      if (best < 0 || c < best_cost) {
+        best = j;
+        best_cost = c;
+      }
+    }
+    if (best < 0 || std::llabs(2 * (size + ranks(best)) - total) >= std::llabs(2 * size - total)) {
+      break;
+    }
+    in_first[best] = 1;
+    members.push_back(best);
+    size += ranks(best);
+  }
+  if (members.size() == static_cast<std::size_t>(n)) return half_point(parts);
+  const auto across = [&](int i) {
+    double c = 0;
+    for (int j = 0; j < n; ++j) {
+      if (in_first[j] != in_first[i]) c += at(i, j);
+    }
+    return c;
+  };
+  for (bool improved = true; improved;) {
+    improved = false;
+    for (int i = 0; i < n && !improved; ++i) {
+      if (!in_first[i]) continue;
+      for (int j = 0; j < n && !improved; ++j) {
+        if (in_first[j] || ranks(i) != ranks(j)) continue;
+        const double before = across(i) + across(j);
+        in_first[i] = 0;
+        in_first[j] = 1;
+        const double after = across(i) + across(j);
+        if (after < before - 1e-12 * (1 + before)) {
+          improved = true;
+        } else {
+          in_first[i] = 1;
+          in_first[j] = 0;
+        }
+      }
+    }
+  }
+  std::vector<const TreeNode*> ordered;
+  for (int pass = 1; pass >= 0; --pass) {
+    for (int i = 0; i < n; ++i) {
+      if (in_first[i] == pass) ordered.push_back(parts[i]);
+    }
+  }
+  parts = std::move(ordered);
+  std::size_t cut = 0;
+  for (int i = 0; i < n; ++i) cut += in_first[i] ? 1 : 0;
+  return cut;
+}
+
+// How strongly two parts belong together: 1 for the closest pairs, falling
+// with the fourth power of the cost ratio, so that nearest neighbours (hop
+// 1 on a torus, the same rack) outweigh everything farther.
+double affinity(double cost, double closest) {
+  if (cost <= 0) return 1;
+  const double r = std::min(1.0, closest / cost);
+  return r * r * r * r;
+}
+
+class Bisector {
+ public:
+  Bisector(const Costs& costs, const Stencil& stencil) : costs_(costs), stencil_(stencil) {
+    const Grid& g = stencil.grid();
+    coords_.resize(static_cast<std::size_t>(g.size()));
+    for (int x = 0; x < g.size(); ++x) coords_[x] = g.coords(NewRank(x));
+    axis_weight_.assign(static_cast<std::size_t>(g.ndims()), 1.0);
+    for (int o = 0; o < stencil.offsets(); ++o) {
+      if (stencil.diagonal(o)) continue;
+      for (int k = 0; k < g.ndims(); ++k) {
+        if (stencil.delta(o)[k] != 0) axis_weight_[k] = stencil.weight(o);
+      }
+    }
+    perm_.assign(static_cast<std::size_t>(g.size()), OldRank(-1));
+    stamp_of_.assign(static_cast<std::size_t>(g.size()), 0);
+  }
+
+  void place(std::vector<const TreeNode*> parts, std::vector<int> region) {
+    while (parts.size() == 1 && !parts[0]->children.empty()) {
+      std::vector<const TreeNode*> below;
+      for (const TreeNode& c : parts[0]->children) below.push_back(&c);
+      parts = std::move(below);
+    }
+    if (parts.size() == 1) {  // a single rank
+      perm_[region.at(0)] = OldRank(parts[0]->ranks[0]);
+      return;
+    }
+    const bool equal = std::all_of(parts.begin(), parts.end(), [&](const TreeNode* t) {
+      return t->ranks.size() == parts[0]->ranks.size();
+    });
+    // How many parts go first: for equal parts a multiple of n / f (f the
+    // smallest prime factor of n), so that 25 nodes split 10 | 15 and stay
+    // in rows of 5; otherwise halves grown by closeness.
+    std::size_t cut;
+    if (equal) {
+      const std::size_t n = parts.size();
+      std::size_t f = 2;
+      while (n % f != 0) ++f;
+      cut = n / f * (f / 2);
+    } else {
+      cut = choose_halves(costs_, parts);
+    }
+    std::size_t first_size = 0;
+    for (std::size_t i = 0; i < cut; ++i) first_size += parts[i]->ranks.size();
+    std::vector<int> second = split(region, first_size);
+    assign_sides(parts, cut, equal, region, second);
+    place(std::vector<const TreeNode*>(parts.begin(), parts.begin() + static_cast<long>(cut)),
+          std::move(region));
+    place(std::vector<const TreeNode*>(parts.begin() + static_cast<long>(cut), parts.end()),
+          std::move(second));
+  }
+
+  Labelling labelling() { return Labelling(std::move(perm_)); }
+
+ private:
+  // The ranks already placed next to `side` (neighbours outside both
+  // sides), once per neighbouring pair.
+  std::vector<int> terminals(const std::vector<int>& side) const {
+    std::vector<int> out;
+    for (int x : side) {
+      for (int o = 0; o < stencil_.offsets(); ++o) {
+        const int y = stencil_.neighbour(coords_[x], x, o);
+        if (y >= 0 && stamp_of_[y] != stamp_ && perm_[y].value() >= 0)
+          out.push_back(perm_[y].value());
+      }
+    }
+    return out;
+  }
+
+  // Decides which parts go to the first side (parts[0, cut) after the
+  // call): equal parts trade places (Kernighan-Lin style swaps) while that
+  // raises the affinity inside each side plus the affinity of each part to
+  // the ranks already placed next to its side; unequal groups can only
+  // swap sides whole.
+  void assign_sides(std::vector<const TreeNode*>& parts, std::size_t cut, bool equal,
+                    const std::vector<int>& first, const std::vector<int>& second) {
+    ++stamp_;
+    for (int x : first) stamp_of_[x] = stamp_;
+    for (int x : second) stamp_of_[x] = stamp_;
+    const std::vector<int> near_first = terminals(first), near_second = terminals(second);
+    const int n = static_cast<int>(parts.size());
+    // Representative costs between parts, and from parts to terminals
+    // (sampled: up to 16 terminals per side, weighted to their count).
+    std::vector<double> d(static_cast<std::size_t>(n) * n, 0);
+    double closest = 0;
+    const auto note = [&](double c) {
+      if (c > 0 && (closest == 0 || c < closest)) closest = c;
+    };
+    for (int i = 0; i < n; ++i) {
+      for (int j = i + 1; j < n; ++j) {
+        const double c = set_cost(costs_, parts[i]->ranks, parts[j]->ranks);
+        d[static_cast<std::size_t>(i) * n + j] = d[static_cast<std::size_t>(j) * n + i] = c;
+        note(c);
+      }
+    }
+    const auto sample = [](const std::vector<int>& v) {
+      std::vector<int> out;
+      const std::size_t step = std::max<std::size_t>(1, v.size() / 16);
+      for (std::size_t i = 0; i < v.size(); i += step) out.push_back(v[i]);
+      return out;
+    };
+    const std::vector<int> t_first = sample(near_first), t_second = sample(near_second);
+    std::vector<double> to_first(static_cast<std::size_t>(n), 0), to_second(to_first);
+    std::vector<std::vector<double>> raw_first(static_cast<std::size_t>(n)), raw_second(raw_first);
+    for (int i = 0; i < n; ++i) {
+      for (int t : t_first) {
+        raw_first[i].push_back(set_cost(costs_, parts[i]->ranks, {t}));
+        note(raw_first[i].back());
+      }
+      for (int t : t_second) {
+        raw_second[i].push_back(set_cost(costs_, parts[i]->ranks, {t}));
+        note(raw_second[i].back());
+      }
+    }
+    const double w_first =
+        t_first.empty() ? 0 : static_cast<double>(near_first.size()) / t_first.size();
+    const double w_second =
+        t_second.empty() ? 0 : static_cast<double>(near_second.size()) / t_second.size();
+    for (int i = 0; i < n; ++i) {
+      for (double c : raw_first[i]) to_first[i] += w_first * affinity(c, closest);
+      for (double c : raw_second[i]) to_second[i] += w_second * affinity(c, closest);
+    }
+    std::vector<double> a(d.size(), 0);
+    for (std::size_t i = 0; i < d.size(); ++i) a[i] = affinity(d[i], closest);
+    const auto at = [&](int i, int j) { return a[static_cast<std::size_t>(i) * n + j]; };
+    std::vector<char> in_first(static_cast<std::size_t>(n), 0);
+    for (std::size_t i = 0; i < cut; ++i) in_first[i] = 1;
+    if (equal) {
+      // side[0][i], side[1][i]: affinity of part i to the parts of the
+      // second and the first side (itself excluded: a(i, i) counts 0).
+      std::vector<double> side[2] = {std::vector<double>(static_cast<std::size_t>(n), 0),
+                                     std::vector<double>(static_cast<std::size_t>(n), 0)};
+      for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+          if (j != i) side[in_first[j] ? 1 : 0][i] += at(i, j);
+        }
+      }
+      const auto pull = [&](int i, bool first_side) {
+        return first_side ? to_first[i] + side[1][i] : to_second[i] + side[0][i];
+      };
+      for (int pass = 0; pass < 8; ++pass) {
+        bool improved = false;
+        for (int i = 0; i < n; ++i) {
+          if (!in_first[i]) continue;
+          int best_j = -1;
+          double best_gain = 1e-12;
+          for (int j = 0; j < n; ++j) {
+            if (in_first[j]) continue;
+            // Gain of exchanging i (first side) and j (second side).
+            const double gain = pull(i, false) - at(i, j) - pull(i, true) + pull(j, true) -
+                                at(i, j) - pull(j, false);
+            if (gain > best_gain) {
+              best_gain = gain;
+              best_j = j;
+            }
+          }
+          if (best_j < 0) continue;
+          in_first[i] = 0;
+          in_first[best_j] = 1;
+          for (int x = 0; x < n; ++x) {
+            if (x != i) {
+              side[1][x] -= at(x, i);
+              side[0][x] += at(x, i);
+            }
+            if (x != best_j) {
+              side[0][x] -= at(x, best_j);
+              side[1][x] += at(x, best_j);
+            }
+          }
+          improved = true;
+        }
+        if (!improved) break;
+      }
+    } else {
+      double keep = 0, swap = 0;
+      for (int i = 0; i < n; ++i) {
+        keep += in_first[i] ? to_first[i] : to_second[i];
+        swap += in_first[i] ? to_second[i] : to_first[i];
+      }
+      if (swap > keep + 1e-12) {
+        for (char& f : in_first) f = !f;
+      }
+    }
+    std::vector<const TreeNode*> ordered;
+    for (int pass = 1; pass >= 0; --pass) {
+      for (int i = 0; i < n; ++i) {
+        if (in_first[i] == pass) ordered.push_back(parts[i]);
+      }
+    }
+    parts = std::move(ordered);
+  }
+
+  // Keeps the first `size` positions of region in it (a compact part) and
+  // returns the rest.
+  std::vector<int> split(std::vector<int>& region, std::size_t size) {
+    const Grid& g = stencil_.grid();
+    const int d = g.ndims();
+    std::vector<int> lo(static_cast<std::size_t>(d)), hi(static_cast<std::size_t>(d));
+    for (int k = 0; k < d; ++k) {
+      lo[k] = hi[k] = coords_[region[0]][k];
+      for (int x : region) {
+        lo[k] = std::min(lo[k], coords_[x][k]);
+        hi[k] = std::max(hi[k], coords_[x][k]);
+      }
+    }
+    // The dimension to cut: the longest, measured in what a cut across it
+    // costs per position of length.
+    int cut = 0;
+    double best = -1;
+    std::vector<int> extent(static_cast<std::size_t>(d));
+    for (int k = 0; k < d; ++k) {
+      extent[k] = hi[k] - lo[k] + 1;
+      double length = extent[k] / axis_weight_[k];
+      if (stencil_.periodic(k) && extent[k] == g.dim(k)) length /= 2;
+      if (extent[k] > 1 && length > best) {
+        best = length;
+        cut = k;
+      }
+    }
+    // Order: across the cut first, then the other dimensions, longest
+    // first, so that a shared slab fills line by line.
+    std::vector<int> order = {cut};
+    for (int k = 0; k < d; ++k) {
+      if (k != cut) order.push_back(k);
+    }
+    std::stable_sort(order.begin() + 1, order.end(),
+                     [&](int a, int b) { return extent[a] > extent[b]; });
+    std::sort(region.begin(), region.end(), [&](int a, int b) {
+      for (int k : order) {
+        if (coords_[a][k] != coords_[b][k]) return coords_[a][k] < coords_[b][k];
+      }
+      return false;
+    });
+    std::vector<int> rest(region.begin() + static_cast<long>(size), region.end());
+    region.resize(size);
+    return rest;
+  }
+
+  const Costs& costs_;
+  const Stencil& stencil_;
+  std::vector<std::vector<int>> coords_;
+  std::vector<double> axis_weight_;
+  std::vector<OldRank> perm_;
+  std::vector<int> stamp_of_;  // [position] == stamp_: inside the split being decided
+  int stamp_ = 0;
+};
+
+}  // namespace
+
+Labelling bisect(const Costs& costs, const Stencil& stencil,
+                 const std::vector<std::vector<int>>& levels) {
+  const Grid& grid = stencil.grid();
+  const int p = grid.size();
+  if (costs.size() != p) {
+    throw std::invalid_argument("bisect: costs for " + std::to_string(costs.size()) +
+                                " ranks, grid " + grid.to_string() + " of " + std::to_string(p));
+  }
+  for (const auto& level : levels) {
+    if (static_cast<int>(level.size()) != p) {
+      throw std::invalid_argument("bisect: a level labels " + std::to_string(level.size()) +
+                                  " ranks, expected " + std::to_string(p));
+    }
+  }
+  std::vector<std::vector<int>> known = levels;
+  if (known.empty() && p <= kMaxGapItems) {
+    std::vector<double> m(static_cast<std::size_t>(p) * p);
+    for (int a = 0; a < p; ++a) {
+      for (int b = 0; b < p; ++b)
+        m[static_cast<std::size_t>(a) * p + b] = costs.cost(OldRank(a), OldRank(b));
+    }
+    known = groupings_by_gaps(m, p);
+  }
+  std::vector<int> ranks(static_cast<std::size_t>(p));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  // Ranks of one finest group in core order on a structured machine, so
+  // that the groups inside it (sockets) come out contiguous.
+  const TreeNode root =
+      known.empty() && p > kMaxGapItems
+          ? [&] {
+              TreeNode t;
+              t.ranks = ranks;
+              for (int r : ranks) t.children.push_back(TreeNode{{r}, {}});
+              return t;
+            }()
+          : level_tree(costs, known, static_cast<int>(known.size()) - 1, ranks);
+  Bisector b(costs, stencil);
+  std::vector<int> region(static_cast<std::size_t>(p));
+  std::iota(region.begin(), region.end(), 0);
+  b.place({&root}, std::move(region));
+  return b.labelling();
+}
+
+}  // namespace rankshape

@@ -1,0 +1,44 @@
+// Recursive bisection for stencils: compact regions of the grid for every
+// rack, node and socket, also when their sizes do not divide the grid.
+//
+// The machine is a tree: the racks, the nodes in each, and inside a node
+// the groups its core costs show (sockets), down to single ranks. Where a
+// tree node's children are not all alike (the nodes of a torus), they are
+// ordered so that each half is close inside: grown from the two farthest
+// children, then improved by swaps. The grid is cut to match: a tree node
+// whose children split into halves of a and b ranks cuts its region of
+// a + b positions into a part of a and one of b, across the region's
+// longest dimension (lengths divided by the stencil's weight along them,
+// and by two along a periodic dimension the region spans whole, where a cut
+// opens two faces). When a is not a multiple of the slab across that
+// dimension, the last slab is shared, filled line by line: the parts stay
+// boxes joined along one face.
+//
+// Example: 10x10x10 on 25 nodes of 40, racks of 5 nodes. Racks: 400 | 600
+// across dimension 0 (4x10x10 | 6x10x10), then 200 | 200 (4x5x10 twice);
+// a rack's 200 positions split 80 | 120 (4x5x4 | 4x5x6), and so on down to
+// nodes of 2x5x4 or 4x5x2 (76 neighbour pairs out of each, where the
+// 10x2x2 boxes that tile the grid cut 88).
+#ifndef RANKSHAPE_LIB_RELABEL_BISECT_H_
+#define RANKSHAPE_LIB_RELABEL_BISECT_H_
+
+#include <vector>
+
+#include "lib/model/costs.h"
+#include "lib/model/labelling.h"
+#include "lib/model/pattern.h"
+
+namespace rankshape {
+
+/// levels: known hierarchy, finest first (levels[j][r] = group of old rank
+/// r at level j); empty: levels found in the costs (lib/model/link_load.h;
+/// up to kMaxGapItems ranks, beyond which the ranks stay in their order).
+/// Inside the finest groups, groups found in their members' costs (up to
+/// kMaxGapItems members). Throws std::invalid_argument if costs and grid
+/// disagree on p or a level does not label every rank.
+Labelling bisect(const Costs& costs, const Stencil& stencil,
+                 const std::vector<std::vector<int>>& levels);
+
+}  // namespace rankshape
+
+#endif  // RANKSHAPE_LIB_RELABEL_BISECT_H_
