@@ -41,6 +41,7 @@ EXISTING = [
     "lvl2-node16-core4",
     "lvl2-node32-core8",
     "lvl2-node64-core16",
+    "lvl2-node128-core32",
     "lvl3-rack4-node4-core4",
     "lvl3-rack4-node8-core8",
     "lvl3-rack8-node8-core16",

@@ -32,19 +32,21 @@
 // with cost(x) = sum over x's neighbours y of w(x->y) D(x, y), and load(g)
 // = the weights of the messages from g's ranks to ranks outside g; levels
 // and flow costs as for "+links" (nodes and racks, known or found in the
-// costs). Ties break on the total (the sum of every rank's cost and of
-// every group's flow_cost * load), then on how concentrated the traffic
-// between groups is (the sum over ordered pairs of groups of flow_cost *
-// load(g->h)^2): spreading the same messages over more pairs of nodes is
-// never slower, and faster wherever two nodes share one path. "total" is the sum
-// of every rank's cost alone.
+// costs). Ties break on the total: the sum of every rank's cost, and at
+// every level flow_cost times the sum of its groups' loads plus its busiest
+// group's load (so that, where racks decide the step, the busiest node is
+// still kept light); then on how concentrated the traffic between groups is
+// (the sum over ordered pairs of groups of flow_cost * load(g->h)^2):
+// spreading the same messages over more pairs of nodes is never slower, and
+// faster wherever two nodes share one path. "total" is the sum of every
+// rank's cost alone.
 //
 // Worked example: the same machine, grid 4 (1-D, "stencil"). The identity
 // puts nodes {0,1} and {2,3} side by side: position costs 1, 1 + 10,
 // 10 + 1, 1 (busiest 11); node 0 sends one message across (load 1, flow
-// cost 10): T = max(11, 10) = 11, total = 24 + 10 * 2 = 44. Alternating
-// nodes (perm 0,2,1,3) crosses at every pair: costs 10, 20, 20, 10 and
-// node loads 3: T = max(20, 30) = 30, total = 60 + 10 * 6 = 120.
+// cost 10): T = max(11, 10) = 11, total = 24 + 10 * (2 + 1) = 54.
+// Alternating nodes (perm 0,2,1,3) crosses at every pair: costs 10, 20, 20,
+// 10 and node loads 3: T = max(20, 30) = 30, total = 60 + 10 * (6 + 3) = 150.
 #ifndef RANKSHAPE_LIB_MODEL_OBJECTIVE_H_
 #define RANKSHAPE_LIB_MODEL_OBJECTIVE_H_
 

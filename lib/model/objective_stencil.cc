@@ -65,7 +65,7 @@ ObjectiveValue combine(const ObjectiveSpec& spec, const Stencil& stencil, double
   for (std::size_t l = 0; l < levels.size(); ++l) {
     const double flow = levels[l].flow_cost;
     v.primary = std::max(v.primary, flow * unit * static_cast<double>(max_load[l]));
-    v.total += flow * unit * static_cast<double>(load_sum[l]);
+    v.total += flow * unit * static_cast<double>(load_sum[l] + max_load[l]);
     v.concentration += flow * unit * unit * static_cast<double>(squares[l]);
   }
   return v;

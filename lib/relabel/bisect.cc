@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -34,22 +35,61 @@ double set_cost(const Costs& costs, const std::vector<int>& a, const std::vector
   return n > 0 ? sum / n : 0;
 }
 
+// The same between a set of ranks and one rank.
+double rank_cost(const Costs& costs, const std::vector<int>& a, int b) {
+  const std::size_t sa = std::max<std::size_t>(1, a.size() / 3);
+  double sum = 0;
+  int n = 0;
+  for (std::size_t i = 0; i < a.size(); i += sa, ++n) sum += costs.cost(OldRank(a[i]), OldRank(b));
+  return n > 0 ? sum / n : 0;
+}
+
+// What groupings_by_gaps() found inside the ranks of one node, by the
+// cores they run on: on a structured machine, nodes using the same cores
+// have the same inside costs.
+using GroupingCache = std::map<std::vector<int>, std::vector<std::vector<int>>>;
+
 // Groups inside a set of ranks that their costs show (sockets in a node),
-// as a subtree; single ranks when there are none.
-TreeNode ranks_tree(const Costs& costs, std::vector<int> ranks) {
+// as a subtree; single ranks when there are none. On a structured machine
+// the ranks of one node are taken in core order.
+TreeNode ranks_tree(const Costs& costs, std::vector<int> ranks, GroupingCache& cache) {
   TreeNode t;
+  const auto* structured = dynamic_cast<const StructuredCosts*>(&costs);
+  std::vector<int> cores;
+  if (structured) {
+    const int node = structured->location(OldRank(ranks[0])).node;
+    bool one_node = true;
+    for (int r : ranks) one_node &= structured->location(OldRank(r)).node == node;
+    if (one_node) {
+      std::stable_sort(ranks.begin(), ranks.end(), [&](int a, int b) {
+        return structured->location(OldRank(a)).core < structured->location(OldRank(b)).core;
+      });
+      for (int r : ranks) cores.push_back(structured->location(OldRank(r)).core);
+    }
+  }
   t.ranks = ranks;
   if (ranks.size() == 1) return t;
   const int n = static_cast<int>(ranks.size());
-  std::vector<std::vector<int>> found;
-  if (n >= 3 && n <= kMaxGapItems) {
-    std::vector<double> m(static_cast<std::size_t>(n) * n);
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) {
-        m[static_cast<std::size_t>(i) * n + j] = costs.cost(OldRank(ranks[i]), OldRank(ranks[j]));
+  const auto compute = [&] {
+    std::vector<std::vector<int>> found;
+    if (n >= 3 && n <= kMaxGapItems) {
+      std::vector<double> m(static_cast<std::size_t>(n) * n);
+      for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+          m[static_cast<std::size_t>(i) * n + j] = costs.cost(OldRank(ranks[i]), OldRank(ranks[j]));
+        }
       }
+      found = groupings_by_gaps(m, n);
     }
-    found = groupings_by_gaps(m, n);
+    return found;
+  };
+  std::vector<std::vector<int>> found;
+  if (cores.empty()) {
+    found = compute();
+  } else {
+    auto it = cache.find(cores);
+    if (it == cache.end()) it = cache.emplace(cores, compute()).first;
+    found = it->second;
   }
   if (found.empty()) {
     for (int r : ranks) t.children.push_back(TreeNode{{r}, {}});
@@ -59,21 +99,23 @@ TreeNode ranks_tree(const Costs& costs, std::vector<int> ranks) {
   const std::vector<int>& coarsest = found.back();
   std::map<int, std::vector<int>> groups;
   for (int i = 0; i < n; ++i) groups[coarsest[i]].push_back(ranks[i]);
-  for (auto& [label, members] : groups) t.children.push_back(ranks_tree(costs, std::move(members)));
+  for (auto& [label, members] : groups) {
+    t.children.push_back(ranks_tree(costs, std::move(members), cache));
+  }
   return t;
 }
 
 // The tree for ranks under levels [0, top] (finest first).
 TreeNode level_tree(const Costs& costs, const std::vector<std::vector<int>>& levels, int top,
-                    std::vector<int> ranks) {
-  if (top < 0) return ranks_tree(costs, std::move(ranks));
+                    std::vector<int> ranks, GroupingCache& cache) {
+  if (top < 0) return ranks_tree(costs, std::move(ranks), cache);
   std::map<int, std::vector<int>> groups;
   for (int r : ranks) groups[levels[top][r]].push_back(r);
-  if (groups.size() == 1) return level_tree(costs, levels, top - 1, std::move(ranks));
+  if (groups.size() == 1) return level_tree(costs, levels, top - 1, std::move(ranks), cache);
   TreeNode t;
   t.ranks = std::move(ranks);
   for (auto& [label, members] : groups) {
-    t.children.push_back(level_tree(costs, levels, top - 1, std::move(members)));
+    t.children.push_back(level_tree(costs, levels, top - 1, std::move(members), cache));
   }
   return t;
 }
@@ -215,6 +257,14 @@ class Bisector {
     }
     perm_.assign(static_cast<std::size_t>(g.size()), OldRank(-1));
     stamp_of_.assign(static_cast<std::size_t>(g.size()), 0);
+    part_of_.assign(static_cast<std::size_t>(g.size()), 0);
+    m_ = stencil.offsets();
+    neighbours_.resize(static_cast<std::size_t>(g.size()) * m_);
+    for (int x = 0; x < g.size(); ++x) {
+      for (int o = 0; o < m_; ++o) {
+        neighbours_[static_cast<std::size_t>(x) * m_ + o] = stencil.neighbour(coords_[x], x, o);
+      }
+    }
   }
 
   void place(std::vector<const TreeNode*> parts, std::vector<int> region) {
@@ -306,11 +356,11 @@ class Bisector {
     std::vector<std::vector<double>> raw_first(static_cast<std::size_t>(n)), raw_second(raw_first);
     for (int i = 0; i < n; ++i) {
       for (int t : t_first) {
-        raw_first[i].push_back(set_cost(costs_, parts[i]->ranks, {t}));
+        raw_first[i].push_back(rank_cost(costs_, parts[i]->ranks, t));
         note(raw_first[i].back());
       }
       for (int t : t_second) {
-        raw_second[i].push_back(set_cost(costs_, parts[i]->ranks, {t}));
+        raw_second[i].push_back(rank_cost(costs_, parts[i]->ranks, t));
         note(raw_second[i].back());
       }
     }
@@ -392,8 +442,25 @@ class Bisector {
     parts = std::move(ordered);
   }
 
+  // The weight of the messages from part (marked with `mark`) to
+  // positions outside it.
+  double boundary(const std::vector<int>& part, int mark) {
+    for (int x : part) part_of_[x] = mark;
+    double out = 0;
+    for (int x : part) {
+      for (int o = 0; o < m_; ++o) {
+        const int y = neighbours_[static_cast<std::size_t>(x) * m_ + o];
+        if (y >= 0 && part_of_[y] != mark) out += stencil_.weight(o);
+      }
+    }
+    return out;
+  }
+
   // Keeps the first `size` positions of region in it (a compact part) and
-  // returns the rest.
+  // returns the rest. The cut runs across the dimension that leaves the
+  // busier part the fewest messages out (a node's halo); ties go to the
+  // longest dimension, measured in what a cut across it costs per position
+  // of length (a periodic dimension spanned whole opens two faces).
   std::vector<int> split(std::vector<int>& region, std::size_t size) {
     const Grid& g = stencil_.grid();
     const int d = g.ndims();
@@ -405,34 +472,51 @@ class Bisector {
         hi[k] = std::max(hi[k], coords_[x][k]);
       }
     }
-    // The dimension to cut: the longest, measured in what a cut across it
-    // costs per position of length.
-    int cut = 0;
-    double best = -1;
     std::vector<int> extent(static_cast<std::size_t>(d));
+    for (int k = 0; k < d; ++k) extent[k] = hi[k] - lo[k] + 1;
+    // Order for a cut across k: across k first, then the other dimensions,
+    // longest first, so that a shared slab fills line by line. Positions
+    // sort on one integer key: their row-major index in that order.
+    const auto sorted_for = [&](int cut) {
+      std::vector<int> order = {cut};
+      for (int k = 0; k < d; ++k) {
+        if (k != cut) order.push_back(k);
+      }
+      std::stable_sort(order.begin() + 1, order.end(),
+                       [&](int a, int b) { return extent[a] > extent[b]; });
+      keyed_.clear();
+      for (int x : region) {
+        std::int64_t key = 0;
+        for (int k : order) key = key * extent[k] + (coords_[x][k] - lo[k]);
+        keyed_.emplace_back(key, x);
+      }
+      std::sort(keyed_.begin(), keyed_.end());
+      std::vector<int> v(keyed_.size());
+      for (std::size_t i = 0; i < keyed_.size(); ++i) v[i] = keyed_[i].second;
+      return v;
+    };
+    std::vector<int> best;
+    double best_halo = 0, best_length = 0;
     for (int k = 0; k < d; ++k) {
-      extent[k] = hi[k] - lo[k] + 1;
+      if (extent[k] < 2) continue;
       double length = extent[k] / axis_weight_[k];
       if (stencil_.periodic(k) && extent[k] == g.dim(k)) length /= 2;
-      if (extent[k] > 1 && length > best) {
-        best = length;
-        cut = k;
+      std::vector<int> v = sorted_for(k);
+      const std::vector<int> first(v.begin(), v.begin() + static_cast<long>(size));
+      const std::vector<int> second(v.begin() + static_cast<long>(size), v.end());
+      const double out_first = boundary(first, ++mark_);
+      const double out_second = boundary(second, ++mark_);
+      const double halo = std::max(out_first, out_second);
+      const double tolerance = 1e-9 * (1 + halo);
+      if (best.empty() || halo < best_halo - tolerance ||
+          (halo <= best_halo + tolerance && length > best_length)) {
+        best = std::move(v);
+        best_halo = halo;
+        best_length = length;
       }
     }
-    // Order: across the cut first, then the other dimensions, longest
-    // first, so that a shared slab fills line by line.
-    std::vector<int> order = {cut};
-    for (int k = 0; k < d; ++k) {
-      if (k != cut) order.push_back(k);
-    }
-    std::stable_sort(order.begin() + 1, order.end(),
-                     [&](int a, int b) { return extent[a] > extent[b]; });
-    std::sort(region.begin(), region.end(), [&](int a, int b) {
-      for (int k : order) {
-        if (coords_[a][k] != coords_[b][k]) return coords_[a][k] < coords_[b][k];
-      }
-      return false;
-    });
+    if (best.empty()) best = region;  // a single position cannot be split
+    region = std::move(best);
     std::vector<int> rest(region.begin() + static_cast<long>(size), region.end());
     region.resize(size);
     return rest;
@@ -445,6 +529,11 @@ class Bisector {
   std::vector<OldRank> perm_;
   std::vector<int> stamp_of_;  // [position] == stamp_: inside the split being decided
   int stamp_ = 0;
+  std::vector<int> part_of_;  // [position]: the mark of the last part boundary() saw
+  int mark_ = 0;
+  std::vector<std::pair<std::int64_t, int>> keyed_;  // split()'s work space
+  int m_ = 0;                                        // offsets
+  std::vector<int> neighbours_;                      // [x * m_ + o]: the stencil's neighbour, or -1
 };
 
 }  // namespace
@@ -476,6 +565,7 @@ Labelling bisect(const Costs& costs, const Stencil& stencil,
   std::iota(ranks.begin(), ranks.end(), 0);
   // Ranks of one finest group in core order on a structured machine, so
   // that the groups inside it (sockets) come out contiguous.
+  GroupingCache cache;
   const TreeNode root =
       known.empty() && p > kMaxGapItems
           ? [&] {
@@ -484,7 +574,7 @@ Labelling bisect(const Costs& costs, const Stencil& stencil,
               for (int r : ranks) t.children.push_back(TreeNode{{r}, {}});
               return t;
             }()
-          : level_tree(costs, known, static_cast<int>(known.size()) - 1, ranks);
+          : level_tree(costs, known, static_cast<int>(known.size()) - 1, ranks, cache);
   Bisector b(costs, stencil);
   std::vector<int> region(static_cast<std::size_t>(p));
   std::iota(region.begin(), region.end(), 0);

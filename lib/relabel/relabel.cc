@@ -116,8 +116,32 @@ Labelling round_robin(const Costs& costs, const RelabelOptions& o) {
   return from_ints(perm);
 }
 
+// Box shapes node-aware evaluates in full for a stencil.
+constexpr std::size_t kStencilBoxes = 8;
+
+// The weight of the messages an inner box of this shape sends out: per
+// offset, the positions whose neighbour by it lies outside the box
+// (opposite faces wrap into the box where it spans a periodic dimension).
+double box_messages_out(const Stencil& stencil, const std::vector<int>& box) {
+  double out = 0;
+  for (int o = 0; o < stencil.offsets(); ++o) {
+    double inside = 1;
+    for (std::size_t k = 0; k < box.size(); ++k) {
+      const int step = std::abs(stencil.delta(o)[k]);
+      const bool wraps = stencil.periodic(static_cast<int>(k)) &&
+                         box[k] == stencil.grid().dim(static_cast<int>(k));
+      inside *= wraps ? box[k] : box[k] - step;
+    }
+    double all = 1;
+    for (int b : box) all *= b;
+    out += stencil.weight(o) * (all - inside);
+  }
+  return out;
+}
+
 // Every node fills a box of the grid (nodes in order, cores in row-major
-// order inside the box); the box shape with the best objective wins. Nodes
+// order inside the box); the box shape with the best objective wins (for a
+// stencil, among the kStencilBoxes shapes that send the least out). Nodes
 // of unequal size, or sizes no box fits, fall back to block order.
 Labelling node_aware(const Costs& costs, const Grid& grid, const RelabelOptions& o) {
   const std::vector<std::vector<int>> nodes = node_members(costs, require_nodes(o, "node-aware"));
@@ -130,7 +154,20 @@ Labelling node_aware(const Costs& costs, const Grid& grid, const RelabelOptions&
   if (!equal || nodes.size() < 2) return best;
   const Chooser chooser(costs, grid, o.objective);
   ObjectiveValue best_value = chooser.value(best);
-  const std::vector<std::vector<int>> boxes = box_shapes(static_cast<int>(size), grid);
+  std::vector<std::vector<int>> boxes = box_shapes(static_cast<int>(size), grid);
+  if (o.objective.is_stencil() && boxes.size() > kStencilBoxes) {
+    // Only the boxes whose messages out are fewest are worth evaluating in
+    // full (each evaluation is O(p); 128-rank nodes fit dozens of shapes).
+    const std::shared_ptr<const Stencil> stencil = o.objective.stencil_on(grid);
+    std::vector<std::pair<double, std::size_t>> ranked;
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      ranked.emplace_back(box_messages_out(*stencil, boxes[i]), i);
+    }
+    std::stable_sort(ranked.begin(), ranked.end());
+    std::vector<std::vector<int>> kept;
+    for (std::size_t i = 0; i < kStencilBoxes; ++i) kept.push_back(boxes[ranked[i].second]);
+    boxes = std::move(kept);
+  }
   const Labelling in_order = Labelling::identity(static_cast<int>(size));
   const std::vector<Labelling> inner(nodes.size(), in_order);
   for (const auto& box : boxes) {
@@ -201,6 +238,9 @@ std::shared_ptr<const Stencil> bisect_stencil(const Grid& grid, const ObjectiveS
   return std::make_shared<const Stencil>(StencilSpec{}, grid);
 }
 
+// The largest job auto runs multilevel search on for a stencil.
+constexpr int kStencilMultilevelMax = 16384;
+
 // auto for stencils: the job's own order, recursive bisection, node-aware
 // boxes and multilevel starts, the best of them refined by hill-climbing.
 Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOptions& o,
@@ -225,7 +265,9 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
   };
   consider(bisect(costs, *o.objective.stencil_on(grid), o.levels), "bisect");
   if (!o.levels.empty()) consider(node_aware(costs, grid, o), "node-aware");
-  const int starts = p <= 1024 ? 2 : 1;
+  // Multilevel starts up to kStencilMultilevelMax ranks: above, bisection
+  // and node boxes give the layouts it would (and it costs most).
+  const int starts = p <= 1024 ? 2 : p <= kStencilMultilevelMax ? 1 : 0;
   int done = 0;
   for (int s = 0; s < starts && !deadline.passed(); ++s, ++done) {
     SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
@@ -240,6 +282,7 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
   stats.time_limited |= refined.time_limited;
   name = "auto(best of bisect, node-aware and " + std::to_string(done) + " multilevel start" +
          (done == 1 ? "" : "s") + ": " + from + ", refined)";
+  if (starts == 0) name = "auto(best of bisect and node-aware: " + from + ", refined)";
   return state.labelling();
 }
 
@@ -297,8 +340,10 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
   } else if (a == "metis") {
     result.labelling = metis_layout(costs, grid, o.seed, deadline);
   } else if (a == "scotch") {
+    const std::shared_ptr<const Stencil> stencil =
+        o.objective.is_stencil() ? o.objective.stencil_on(grid) : nullptr;
     if (std::optional<ScotchOutcome> s = scotch_map_within(
-            costs, grid, o.seed, deadline.remaining(), &result.child_peak_bytes)) {
+            costs, grid, o.seed, deadline.remaining(), &result.child_peak_bytes, stencil.get())) {
       result.labelling = std::move(s->labelling);
       result.algorithm = "scotch(" + s->target +
                          (s->repaired ? ", " + std::to_string(s->repaired) + " moved" : "") + ")";

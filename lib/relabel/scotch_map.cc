@@ -105,14 +105,17 @@ ScotchOutcome decode(const std::string& bytes, int p) {
 
 std::optional<ScotchOutcome> scotch_map_within(const Costs& costs, const Grid& grid,
                                                std::uint64_t seed, double seconds,
-                                               std::size_t* child_peak_bytes) {
-  const ChildRun run = run_in_child([&] { return encode(scotch_map(costs, grid, seed)); }, seconds);
+                                               std::size_t* child_peak_bytes,
+                                               const Stencil* stencil) {
+  const ChildRun run =
+      run_in_child([&] { return encode(scotch_map(costs, grid, seed, stencil)); }, seconds);
   if (child_peak_bytes) *child_peak_bytes = run.peak_rss_bytes;
   if (!run.answer) return std::nullopt;
   return decode(*run.answer, grid.size());
 }
 
-ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t seed) {
+ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t seed,
+                         const Stencil* stencil) {
   const int p = grid.size();
   if (costs.size() != p) throw std::invalid_argument("scotch_map: size mismatch");
   ScotchOutcome out{Labelling::identity(p), 0, ""};
@@ -136,7 +139,7 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
     const StructuredSpec& spec = s->spec();
     if (!spec.node_costs.empty()) {
       // Not a tree: map onto the cost matrix instead, where it fits.
-      if (p <= kMaxScotchDense) return scotch_map(to_dense(costs), grid, seed);
+      if (p <= kMaxScotchDense) return scotch_map(to_dense(costs), grid, seed, stencil);
       throw std::invalid_argument("scotch needs rack-level costs (a tree) above " +
                                   std::to_string(kMaxScotchDense) +
                                   " ranks; this machine has a node-to-node matrix");
@@ -210,30 +213,55 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
     out.target = "deco";
   }
 
-  // Guest: a clique per fibre.
-  std::int64_t edge_count = 0;
-  for (int k = 0; k < grid.ndims(); ++k)
-    edge_count += static_cast<std::int64_t>(p) * (grid.dim(k) - 1);
-  if (edge_count > kMaxScotchEdges) {
-    throw std::invalid_argument("scotch: the grid's fibre cliques have " +
-                                std::to_string(edge_count) + " edge ends, over the limit of " +
-                                std::to_string(kMaxScotchEdges) + " (fibres too long)");
-  }
-  std::vector<SCOTCH_Num> verts = {0}, edges;
-  edges.reserve(static_cast<std::size_t>(edge_count));
-  for (int x = 0; x < p; ++x) {
-    for (int k = 0; k < grid.ndims(); ++k) {
-      const int f = grid.fibre_of(NewRank(x), k);
-      for (int t = 0; t < grid.dim(k); ++t) {
-        const int y = grid.fibre_member(k, f, t).value();
-        if (y != x) edges.push_back(y);
+  // Guest: the stencil's neighbour graph (each neighbour once, weighing
+  // its messages in the stencil's units), or a clique per fibre.
+  std::vector<SCOTCH_Num> verts = {0}, edges, weights;
+  if (stencil) {
+    std::vector<int> seen;
+    for (int x = 0; x < p; ++x) {
+      const std::vector<int> coords = grid.coords(NewRank(x));
+      seen.clear();
+      const std::size_t first = edges.size();
+      for (int o = 0; o < stencil->offsets(); ++o) {
+        const int y = stencil->neighbour(coords, x, o);
+        if (y < 0 || y == x) continue;
+        const auto at = std::find(seen.begin(), seen.end(), y);
+        if (at == seen.end()) {
+          seen.push_back(y);
+          edges.push_back(y);
+          weights.push_back(static_cast<SCOTCH_Num>(stencil->units(o)));
+        } else {
+          weights[first + static_cast<std::size_t>(at - seen.begin())] +=
+              static_cast<SCOTCH_Num>(stencil->units(o));
+        }
       }
+      verts.push_back(static_cast<SCOTCH_Num>(edges.size()));
     }
-    verts.push_back(static_cast<SCOTCH_Num>(edges.size()));
+  } else {
+    std::int64_t edge_count = 0;
+    for (int k = 0; k < grid.ndims(); ++k)
+      edge_count += static_cast<std::int64_t>(p) * (grid.dim(k) - 1);
+    if (edge_count > kMaxScotchEdges) {
+      throw std::invalid_argument("scotch: the grid's fibre cliques have " +
+                                  std::to_string(edge_count) + " edge ends, over the limit of " +
+                                  std::to_string(kMaxScotchEdges) + " (fibres too long)");
+    }
+    edges.reserve(static_cast<std::size_t>(edge_count));
+    for (int x = 0; x < p; ++x) {
+      for (int k = 0; k < grid.ndims(); ++k) {
+        const int f = grid.fibre_of(NewRank(x), k);
+        for (int t = 0; t < grid.dim(k); ++t) {
+          const int y = grid.fibre_member(k, f, t).value();
+          if (y != x) edges.push_back(y);
+        }
+      }
+      verts.push_back(static_cast<SCOTCH_Num>(edges.size()));
+    }
   }
   Graph guest;
   check(SCOTCH_graphBuild(&guest.g, 0, p, verts.data(), nullptr, nullptr, nullptr,
-                          static_cast<SCOTCH_Num>(edges.size()), edges.data(), nullptr),
+                          static_cast<SCOTCH_Num>(edges.size()), edges.data(),
+                          weights.empty() ? nullptr : weights.data()),
         "SCOTCH_graphBuild (guest)");
   Strat strat;
   check(SCOTCH_stratGraphMapBuild(&strat.s, SCOTCH_STRATQUALITY, p, 0.0),

@@ -1,8 +1,9 @@
 // Scotch (Pellegrini) as a peer: its static mapping of the grid's
-// communication graph onto the machine. The guest graph has a clique per
-// fibre, so Scotch minimises the sum over all fibres of their pair costs
-// (rankshape's "total" objective). The target is a tree-leaf architecture
-// (racks, nodes, cores) for a structured machine with rack-level costs, or a
+// communication graph onto the machine. For fibres the guest graph has a
+// clique per fibre, so Scotch minimises the sum over all fibres of their
+// pair costs (rankshape's "total" objective); for a stencil it is the
+// stencil's neighbour graph, each edge weighing its messages' weights. The target is a tree-leaf
+// architecture (racks, nodes, cores) for a structured machine with rack-level costs, or a
 // decomposition-defined architecture built from the cost matrix otherwise
 // (up to kMaxScotchDense ranks: Scotch computes all distances). Inside a
 // node the tree has one cost, the mean core cost: sockets are not seen.
@@ -17,6 +18,7 @@
 #include "lib/model/costs.h"
 #include "lib/model/grid.h"
 #include "lib/model/labelling.h"
+#include "lib/model/pattern.h"
 
 namespace rankshape {
 
@@ -33,7 +35,9 @@ struct ScotchOutcome {
 /// Throws std::invalid_argument when the machine has no Scotch target
 /// (node-to-node matrices, or dense costs above kMaxScotchDense), and
 /// std::runtime_error naming the Scotch call that failed.
-ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t seed);
+/// stencil: the pattern's neighbours (on grid), or null for fibres.
+ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t seed,
+                         const Stencil* stencil = nullptr);
 
 /// scotch_map() in a child process killed after `seconds` (in_child.h), so
 /// that a time budget holds although Scotch's mapping is one call that
@@ -42,7 +46,8 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
 /// peak resident memory.
 std::optional<ScotchOutcome> scotch_map_within(const Costs& costs, const Grid& grid,
                                                std::uint64_t seed, double seconds,
-                                               std::size_t* child_peak_bytes = nullptr);
+                                               std::size_t* child_peak_bytes = nullptr,
+                                               const Stencil* stencil = nullptr);
 
 }  // namespace rankshape
 

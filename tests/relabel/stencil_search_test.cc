@@ -59,8 +59,9 @@ Labelling bisect_on(const StructuredCosts& c, const Grid& g, const std::string& 
 }
 
 // The demo machine of the halo issue: 4 racks of 8 nodes of 32, grid
-// 8x8x16. A 2x4x4 box per node cuts 704 pairs, 56 from the busiest node;
-// the ranks' placement does not matter.
+// 8x8x16. A box per node cuts 704 pairs; 4x4x2 boxes (node grid 2x2x8)
+// leave the busiest node 48 of them, where 2x4x4 boxes (4x2x4) leave 56.
+// The ranks' placement does not matter.
 TEST(StencilSearchTest, DemoMachineGetsABoxPerNode) {
   for (std::uint64_t seed : {0, 7}) {
     const StructuredCosts c = machine(4, 8, 32, seed);
@@ -68,7 +69,7 @@ TEST(StencilSearchTest, DemoMachineGetsABoxPerNode) {
     const Labelling l = bisect_on(c, g, "stencil");
     const auto [crossing, busiest] = node_cut(c, g, l, "stencil");
     EXPECT_EQ(crossing, 704) << "seed " << seed;
-    EXPECT_EQ(busiest, 56) << "seed " << seed;
+    EXPECT_EQ(busiest, 48) << "seed " << seed;
   }
 }
 

@@ -1,0 +1,541 @@
+#!/usr/bin/env python3
+"""Halo exchange: rankshape's stencil labellings against every other ordering.
+
+Run through bench/stencil_bench.sh, which builds the tools and passes
+--bin (relabel, evaluate, synth) and --smpi-bin (halo_bench, measure built
+for SMPI). See that script for what is measured; this file holds the cases,
+runs them and writes the tables.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+# name, grid, stencil, synth arguments (racks, nodes per rack, sockets,
+# cores per socket), placement, what it shows. A "torus" machine has no
+# racks: its nodes sit on a 2-D torus (written by torus_costs()).
+QUALITY_CASES = [
+    ("demo-8x8x16", "8x8x16", "stencil", (4, 8, 2, 16), "random",
+     "the demo machine (issue's figures: 1,280 pairs across nodes for fibres, 704 for 2x4x4 boxes)"),
+    ("demo-8x8x16-block", "8x8x16", "stencil", (4, 8, 2, 16), "block", "the same, block placement"),
+    ("2d-60x60-36", "60x60", "stencil", (4, 25, 2, 18), "random", "36-core nodes, 6x6 boxes tile"),
+    ("2d-60x60-36-periodic", "60x60", "stencil:periodic", (4, 25, 2, 18), "block", "the same, periodic"),
+    ("2d-12x12-8", "12x12", "stencil", (2, 9, 2, 4), "random", "8-core nodes, 2x4 boxes tile"),
+    ("2d-100x100-40", "100x100", "stencil", (10, 25, 2, 20), "random",
+     "40-core nodes: the compact 5x8 does not tile, 4x10 does"),
+    ("2d-13x64-64-prime", "13x64", "stencil", (1, 13, 2, 32), "random", "a prime dimension"),
+    ("2d-32x32-rr", "32x32", "stencil:periodic", (4, 8, 2, 16), "round-robin",
+     "round-robin placement"),
+    ("2d-48x48-9point", "48x48", "stencil:points=9", (4, 16, 2, 18), "random",
+     "a 9-point stencil, 36-core nodes"),
+    ("2d-16x16-torus", "16x16", "stencil:periodic", "torus", "random",
+     "a 4x4 torus of 16-core nodes, no hierarchy"),
+    ("3d-10x10x10-40", "10x10x10", "stencil", (5, 5, 2, 20), "random",
+     "40-core nodes on 10x10x10: only 10x2x2 boxes tile"),
+    ("3d-16x16x16-32-periodic", "16x16x16", "stencil:periodic", (8, 16, 2, 16), "block",
+     "32-core nodes, 4x4x2 boxes tile"),
+    ("3d-30x30x30-40", "30x30x30", "stencil", (15, 45, 2, 20), "random",
+     "27,000 ranks on 40-core nodes: only 2x2x10 boxes tile"),
+    ("2d-256x256-64", "256x256", "stencil:periodic", (16, 64, 2, 32), "random", "65,536 ranks"),
+    ("3d-64x32x32-128", "64x32x32", "stencil:periodic", (16, 32, 2, 64), "random",
+     "65,536 ranks, 128-core nodes"),
+]
+
+# Simulated platforms for the time part: name, ranks, 2-D grid, 3-D grid.
+TIME_PLATFORMS = [
+    ("lvl2-node64-core16", 1024, "32x32", "16x8x8"),
+    ("lvl3-rack8-node8-core16", 1024, "32x32", "16x8x8"),
+    ("lvl2-node128-core32", 4096, "64x64", "16x16x16"),
+    ("lvl3-rack8-node16-core32", 4096, "64x64", "16x16x16"),
+]
+TIME_BYTES = [65536, 1048576]
+SMPI_FLAGS = ["--cfg=smpi/host-speed:1Gf", "--cfg=smpi/simulate-computation:no",
+              "--cfg=smpi/shared-malloc:global", "--cfg=smpi/coll-selector:mpich",
+              "--cfg=smpi/bcast:binomial_tree", "--cfg=smpi/allreduce:rdb",
+              "--log=root.thresh:warning", "--log=smpi_config.thresh:warning"]
+
+PEERS = ["nodecart", "strips", "hyperplane", "kd-tree", "scotch"]
+ORDERINGS = ["identity", "nodecart-style"] + PEERS + ["rankshape-fibres", "rankshape-stencil"]
+
+
+def run(cmd, log=None, check=True):
+    started = time.time()
+    with open(log, "w") if log else open(os.devnull, "w") as out:
+        status = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
+    if check and status != 0:
+        sys.exit("stencil_bench: failed (status %d): %s%s" % (
+            status, " ".join(cmd), "; see " + log if log else ""))
+    return status, time.time() - started
+
+
+def dims_of(grid):
+    return [int(x) for x in grid.split("x")]
+
+
+def stencil_periods(pattern, ndims):
+    if "periodic" not in pattern:
+        return [0] * ndims
+    for option in pattern.split(":", 1)[1].split(","):
+        if option.startswith("periodic="):
+            return [int(x) for x in option.split("=")[1].split("x")]
+    return [1] * ndims
+
+
+def peer_stencil(pattern, ndims):
+    """The offsets a peer driver takes ('@'-separated), for stencils with
+    diagonals; None for the faces-only default, which the peers share."""
+    if "points=9" not in pattern and "points=27" not in pattern and "diagonals" not in pattern:
+        return None
+    offsets = []
+    for i in range(3 ** ndims):
+        delta = [(i // 3 ** (ndims - 1 - k)) % 3 - 1 for k in range(ndims)]
+        if any(delta):
+            offsets.extend(delta)
+    return "@".join(str(x) for x in offsets)
+
+
+def write_perm(path, perm, comment):
+    with open(path, "w") as f:
+        f.write("# %s\n" % comment)
+        f.write("".join("%d\n" % r for r in perm))
+
+
+def prime_factors(n):
+    out, f = [], 2
+    while f * f <= n:
+        while n % f == 0:
+            out.append(f)
+            n //= f
+        f += 1
+    if n > 1:
+        out.append(n)
+    return out
+
+
+def nodecart_style(dims, node_of):
+    """Gropp's node-aware blocking (EuroMPI 2018), as published: the ranks
+    per node factored into primes, largest first, each given to the
+    dimension with the smallest block so far that it still divides; every
+    node fills one box, nodes in row-major order of the node grid (ordered
+    by their lowest rank), ranks of a node in rank order filling the box
+    row-major. None when nodes differ in size or no box fits."""
+    groups = {}
+    for r, n in enumerate(node_of):
+        groups.setdefault(n, []).append(r)
+    nodes = sorted(groups.values())
+    ppn = len(nodes[0])
+    if any(len(m) != ppn for m in nodes):
+        return None
+    box = [1] * len(dims)
+    for f in sorted(prime_factors(ppn), reverse=True):
+        fits = [k for k in range(len(dims)) if dims[k] % (box[k] * f) == 0]
+        if not fits:
+            return None
+        k = min(fits, key=lambda j: (box[j], j))
+        box[k] *= f
+    node_grid = [d // b for d, b in zip(dims, box)]
+    p = len(node_of)
+    perm = [0] * p
+
+    def row_major(coords, shape):
+        i = 0
+        for c, q in zip(coords, shape):
+            i = i * q + c
+        return i
+
+    def coords_of(i, shape):
+        out = []
+        for q in reversed(shape):
+            out.append(i % q)
+            i //= q
+        return out[::-1]
+
+    for x in range(p):
+        c = coords_of(x, dims)
+        nc = [ci // bi for ci, bi in zip(c, box)]
+        lc = [ci % bi for ci, bi in zip(c, box)]
+        perm[x] = nodes[row_major(nc, node_grid)][row_major(lc, box)]
+    return perm
+
+
+def torus_costs(path, side, cores, seed):
+    """A structured cost file: side x side nodes on a 2-D torus (cost 10 per
+    hop between nodes, 1 inside), ranks placed at random."""
+    import random
+    nodes = side * side
+    rng = random.Random(seed)
+    slots = [(n, c) for n in range(nodes) for c in range(cores)]
+    rng.shuffle(slots)
+
+    def hops(a, b):
+        dx, dy = abs(a // side - b // side), abs(a % side - b % side)
+        return min(dx, side - dx) + min(dy, side - dy)
+
+    with open(path, "w") as f:
+        f.write("rankshape-structured 1\ncores-per-node %d\nnodes %d\nranks %d\n" % (
+            cores, nodes, nodes * cores))
+        f.write("core-costs\n")
+        for a in range(cores):
+            f.write(" ".join("0" if a == b else "1" for b in range(cores)) + "\n")
+        f.write("node-costs\n")
+        for a in range(nodes):
+            f.write(" ".join(str(10 * hops(a, b)) for b in range(nodes)) + "\n")
+        f.write("rank-locations list\n")
+        for n, c in slots:
+            f.write("%d %d\n" % (n, c))
+    return [n for n, _ in slots]
+
+
+def node_file_from_placement(placement, path):
+    """Node index of every rank from a placement file (rank host core)."""
+    hosts, node_of = {}, []
+    for line in open(placement):
+        if not line.strip() or line.startswith("#"):
+            continue
+        _, host, _ = line.split()
+        node_of.append(hosts.setdefault(host, len(hosts)))
+    with open(path, "w") as f:
+        f.write("".join("%d\n" % n for n in node_of))
+    return node_of
+
+
+def orderings_for(a, d, grid, pattern, costs, node_file, node_of):
+    """Writes every ordering's labelling into d; returns {name: (path or
+    None, seconds, note)}."""
+    out = {}
+    dims = dims_of(grid)
+    periods = stencil_periods(pattern, len(dims))
+    p = math.prod(dims)
+    path = os.path.join(d, "identity.perm")
+    write_perm(path, range(p), "identity")
+    out["identity"] = (path, 0.0, "")
+    started = time.time()
+    perm = nodecart_style(dims, node_of)
+    path = os.path.join(d, "nodecart-style.perm")
+    if perm is None:
+        out["nodecart-style"] = (None, 0.0, "no box of a node's size tiles the grid")
+    else:
+        write_perm(path, perm, "nodecart-style")
+        out["nodecart-style"] = (path, time.time() - started, "")
+    xdims, xperiods = "x".join(map(str, dims)), "x".join(map(str, periods))
+    extra = peer_stencil(pattern, len(dims))
+    for name in PEERS:
+        if name == "scotch":  # Debian's Scotch, through relabel
+            path = os.path.join(d, name + ".perm")
+            report = os.path.join(d, name + ".json")
+            run([os.path.join(a.bin, "relabel"), "--costs", costs, "--grid", grid, "--pattern",
+                 pattern, "--algorithm", "scotch", "--time-limit", "300", "--perm", path,
+                 "--report", report, "--quiet"], os.path.join(d, name + ".log"))
+            r = json.load(open(report))
+            if r["time_limited"]:
+                out[name] = (None, r["seconds"], "stopped at the time limit (300 s)")
+            else:
+                out[name] = (path, r["seconds"], "")
+            continue
+        if not a.peers:
+            continue
+        path = os.path.join(d, name + ".perm")
+        if name == "nodecart":
+            cmd = [os.path.join(a.peers, "nodecart_driver"), "--dims", xdims, "--periods", xperiods,
+                   "--nodes", node_file, "--out", path]
+        else:
+            alg = {"strips": "STENCIL_STRIPS", "hyperplane": "HYPERPLANE", "kd-tree": "KD_TREE"}[name]
+            cmd = [os.path.join(a.peers, "mpicartreorder_driver"), "--dims", xdims, "--periods",
+                   xperiods, "--alg", alg, "--nodes", node_file, "--out", path]
+            if extra:
+                cmd += ["--stencil", extra]
+        status, seconds = run(cmd, os.path.join(d, name + ".log"), check=False)
+        if status == 0:
+            out[name] = (path, seconds, "")
+        elif status == 3:
+            note = open(os.path.join(d, name + ".log")).read().strip().splitlines()
+            out[name] = (None, seconds, note[-1] if note else "no labelling for this input")
+        else:
+            sys.exit("stencil_bench: %s failed (status %d); see %s.log" % (name, status, name))
+    for name, pat in (("rankshape-fibres", "fibres"), ("rankshape-stencil", pattern)):
+        path = os.path.join(d, name + ".perm")
+        report = os.path.join(d, name + ".json")
+        run([os.path.join(a.bin, "relabel"), "--costs", costs, "--grid", grid, "--pattern", pat,
+             "--perm", path, "--report", report, "--quiet"], os.path.join(d, name + ".log"))
+        out[name] = (path, json.load(open(report))["seconds"], "")
+    return out
+
+
+def evaluate_all(a, d, grid, pattern, costs, orderings):
+    """{name: evaluation} under the case's stencil, from evaluate's JSON."""
+    names = [n for n in ORDERINGS if n in orderings and orderings[n][0] and n != "identity"]
+    cmd = [os.path.join(a.bin, "evaluate"), "--costs", costs, "--grid", grid, "--pattern", pattern,
+           "--json", os.path.join(d, "evaluate.json")]
+    for n in names:
+        cmd += ["--perm", orderings[n][0]]
+    run(cmd, os.path.join(d, "evaluate.log"))
+    labellings = json.load(open(os.path.join(d, "evaluate.json")))["labellings"]
+    result = {"identity": labellings[0]}
+    for n, e in zip(names, labellings[1:]):
+        result[n] = e
+    return result
+
+
+def level(e, i, key):
+    levels = e["stencil"]["levels"]
+    return levels[i][key] if i < len(levels) else ""
+
+
+def quality(a):
+    rows = []
+    cases = [c for c in QUALITY_CASES if not a.cases or c[0] in a.cases]
+    for name, grid, pattern, machine, order, what in cases:
+        d = os.path.join(a.out, "stencil", "quality", name)
+        os.makedirs(d, exist_ok=True)
+        costs = os.path.join(d, "machine.costs")
+        node_file = os.path.join(d, "nodes.txt")
+        if machine == "torus":
+            node_of = torus_costs(costs, 4, 16, 1)
+            with open(node_file, "w") as f:
+                f.write("".join("%d\n" % n for n in node_of))
+        else:
+            racks, nodes, sockets, cores = machine
+            placement = os.path.join(d, "machine.placement")
+            run([os.path.join(a.bin, "synth"), "--racks", str(racks), "--nodes", str(nodes),
+                 "--sockets", str(sockets), "--cores", str(cores), "--order", order, "--seed", "1",
+                 "--costs", costs, "--placement", placement], os.path.join(d, "synth.log"))
+            node_of = node_file_from_placement(placement, node_file)
+        print("quality %s: %s, %s, %d ranks" % (name, grid, pattern, len(node_of)), flush=True)
+        orderings = orderings_for(a, d, grid, pattern, costs, node_file, node_of)
+        evals = evaluate_all(a, d, grid, pattern, costs, orderings)
+        for o in ORDERINGS:
+            if o not in orderings:
+                continue
+            path, seconds, note = orderings[o]
+            e = evals.get(o)
+            rows.append({
+                "case": name, "grid": grid, "pattern": pattern, "ranks": len(node_of),
+                "placement": order, "ordering": o, "seconds": "%.3f" % seconds,
+                "objective": e["objective"] if e else "", "total": e["total"] if e else "",
+                "node_pairs": level(e, 0, "crossing_pairs") if e else "",
+                "busiest_node": level(e, 0, "busiest_pairs") if e else "",
+                "rack_pairs": level(e, 1, "crossing_pairs") if e else "",
+                "busiest_rack": level(e, 1, "busiest_pairs") if e else "",
+                "note": note, "what": what})
+    write_csv(os.path.join(a.out, "stencil_quality.csv"), rows)
+    write_quality_md(a, rows)
+    return rows
+
+
+def write_csv(path, rows):
+    with open(path + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(path + ".tmp", path)
+
+
+def num(x):
+    return float(x) if x not in ("", None) else None
+
+
+def write_quality_md(a, rows):
+    lines = ["# Stencil labellings: quality", "",
+             "Written by `bench/stencil_bench.sh --parts quality` (%s)." % time.strftime("%Y-%m-%d"),
+             "Machines from `synth` (1 inside a socket, 2 inside a node, 10 inside a rack, 40 across",
+             "racks; `2d-16x16-torus`: a 4x4 torus of nodes, 10 per hop). Every ordering is scored",
+             "by `evaluate` under the case's stencil: the step objective, and the neighbour pairs",
+             "that cross nodes (and racks), in all and from the busiest node. Peers: nodecart",
+             "(Gropp, BaseEnv: its `MPI_Cart_create` picks its own dims; \"n/a\" where they are",
+             "not the requested grid), mpicartreorderlib's STENCIL_STRIPS, HYPERPLANE and KD_TREE,",
+             "Scotch (Debian's, through `relabel --algorithm scotch`: the stencil graph mapped onto",
+             "the machine's tree); nodecart-style: the published node-box rule, implemented here.", "",
+             "| case | ranks | ordering | objective | node pairs | busiest node | rack pairs | busiest rack | s |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r["objective"] == "":
+            cells = ["n/a: " + r["note"], "", "", "", "", ""]
+        else:
+            cells = ["%.6g" % float(r["objective"]), str(r["node_pairs"]), str(r["busiest_node"]),
+                     str(r["rack_pairs"]), str(r["busiest_rack"]), r["seconds"]]
+        lines.append("| %s | %s | %s | %s |" % (r["case"], r["ranks"], r["ordering"], " | ".join(cells)))
+    lines += ["", "## Goal: the stencil labelling against the best peer", "",
+              "| case | best peer node pairs | rankshape | best peer busiest node | rankshape | verdict |",
+              "|---|---:|---:|---:|---:|---|"]
+    for case in dict.fromkeys(r["case"] for r in rows):
+        rs = [r for r in rows if r["case"] == case and r["objective"] != ""]
+        peers = [r for r in rs if r["ordering"] in PEERS + ["nodecart-style"]]
+        mine = [r for r in rs if r["ordering"] == "rankshape-stencil"][0]
+        if not peers:
+            lines.append("| %s | - | %s | - | %s | no peer |" % (case, mine["node_pairs"], mine["busiest_node"]))
+            continue
+        bp = min(num(r["node_pairs"]) for r in peers)
+        bb = min(num(r["busiest_node"]) for r in peers)
+        mp, mb = num(mine["node_pairs"]), num(mine["busiest_node"])
+        verdict = ("better" if mp < bp and mb <= bb else "better (pairs)" if mp < bp and mb > bb
+                   else "equal" if mp == bp and mb == bb else "no worse" if mp <= bp and mb <= bb
+                   else "worse")
+        lines.append("| %s | %g | %g | %g | %g | %s |" % (case, bp, mp, bb, mb, verdict))
+    path = os.path.join(a.out, "stencil_quality.md")
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
+
+
+def spearman(xs, ys):
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2.0
+            i = j + 1
+        return r
+    rx, ry = ranks(xs), ranks(ys)
+    n = len(xs)
+    mx, my = sum(rx) / n, sum(ry) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
+
+
+def smpi(a, platform, hostfile, np_, cmd, log):
+    full = ["smpirun", "-np", str(np_), "-platform", "data/platforms/%s.xml" % platform,
+            "-hostfile", "data/platforms/%s" % hostfile] + SMPI_FLAGS + cmd
+    status, seconds = run(full, log)
+    return seconds
+
+
+def time_part(a):
+    rows = []
+    for platform, np_, grid2, grid3 in TIME_PLATFORMS:
+        for placement, hostfile in (("block", platform + ".hostfile"),
+                                    ("scattered", platform + "-random.hostfile")):
+            config = "%s-%s" % (platform, placement)
+            if a.configs and config not in a.configs:
+                continue
+            d = os.path.join(a.out, "stencil", "time", config)
+            os.makedirs(d, exist_ok=True)
+            measured = os.path.join(d, "measured")
+            seconds = smpi(a, platform, hostfile, np_,
+                           [os.path.join(a.smpi_bin, "measure"), "--out", measured, "--mode",
+                            "hierarchical", "--sizes", "8,65536", "--reps", "3"],
+                           os.path.join(d, "measure.log"))
+            print("time %s: costs measured in %.0f s" % (config, seconds), flush=True)
+            costs = os.path.join(measured, "costs.txt")
+            node_file = os.path.join(d, "nodes.txt")
+            node_of = node_file_from_placement(os.path.join(measured, "placement.txt"), node_file)
+            for shape, grid in (("2d-5point", grid2), ("3d-7point", grid3)):
+                sd = os.path.join(d, shape)
+                os.makedirs(sd, exist_ok=True)
+                pattern = "stencil:periodic"
+                orderings = orderings_for(a, sd, grid, pattern, costs, node_file, node_of)
+                evals = evaluate_all(a, sd, grid, pattern, costs, orderings)
+                timed = [n for n in ORDERINGS if n in orderings and orderings[n][0]]
+                cmd = [os.path.join(a.smpi_bin, "halo_bench"), "--grid", grid, "--pattern", pattern,
+                       "--bytes", ",".join(map(str, TIME_BYTES)), "--reps", str(a.reps),
+                       "--warmup", "1", "--out", os.path.join(sd, "halo.csv")]
+                for n in timed:
+                    cmd += ["--labelling", "%s=%s" % (n, orderings[n][0])]
+                seconds = smpi(a, platform, hostfile, np_, cmd, os.path.join(sd, "halo.log"))
+                print("time %s %s: %d orderings simulated in %.0f s" % (config, shape, len(timed), seconds),
+                      flush=True)
+                for r in csv.DictReader(open(os.path.join(sd, "halo.csv"))):
+                    e = evals[r["labelling"]]
+                    rows.append({"platform": platform, "ranks": np_, "placement": placement,
+                                 "stencil": shape, "grid": grid, "bytes": r["bytes"],
+                                 "ordering": r["labelling"], "seconds": r["seconds"],
+                                 "objective": e["objective"],
+                                 "node_pairs": level(e, 0, "crossing_pairs"),
+                                 "busiest_node": level(e, 0, "busiest_pairs")})
+                for n in ORDERINGS:
+                    if n in orderings and not orderings[n][0]:
+                        rows.append({"platform": platform, "ranks": np_, "placement": placement,
+                                     "stencil": shape, "grid": grid, "bytes": "", "ordering": n,
+                                     "seconds": "", "objective": "", "node_pairs": "",
+                                     "busiest_node": "n/a: " + orderings[n][2]})
+    if rows:
+        write_csv(os.path.join(a.out, "stencil_time.csv"), rows)
+        write_time_md(a, rows)
+    return rows
+
+
+def write_time_md(a, rows):
+    lines = ["# Halo exchange on simulated clusters", "",
+             "Written by `bench/stencil_bench.sh --parts time` (%s), SimGrid %s." % (
+                 time.strftime("%Y-%m-%d"), smpi_version()),
+             "One step of a periodic halo exchange (`bench/halo_bench.cc`: every rank sends a face",
+             "to each neighbour and receives one from each, nonblocking), slowest rank's mean over",
+             "%d steps after one untimed, in simulated ms. Costs measured in the simulation" % a.reps,
+             "(`measure --mode hierarchical`, 64 KiB message time); every ordering computed from",
+             "them offline. Scattered: the platform's `-random.hostfile`.", ""]
+    groups = {}
+    for r in rows:
+        if r["bytes"] == "":
+            continue
+        groups.setdefault((r["platform"], r["ranks"], r["placement"], r["stencil"], r["grid"],
+                           r["bytes"]), []).append(r)
+    lines += ["| platform | ranks | placement | stencil | face | " +
+              " | ".join(ORDERINGS) + " | stencil / best peer | identity / stencil | Spearman |",
+              "|---|---:|---|---|---:|" + "---:|" * len(ORDERINGS) + "---:|---:|---:|"]
+    for key, rs in groups.items():
+        by = {r["ordering"]: float(r["seconds"]) for r in rs}
+        cells = ["%.4g" % (1e3 * by[o]) if o in by else "n/a" for o in ORDERINGS]
+        peers = [by[o] for o in PEERS + ["nodecart-style"] if o in by]
+        mine = by.get("rankshape-stencil")
+        vs_peer = "%.3f" % (mine / min(peers)) if peers and mine else "-"
+        vs_id = "%.2fx" % (by["identity"] / mine) if mine else "-"
+        rho = spearman([float(r["objective"]) for r in rs], [float(r["seconds"]) for r in rs])
+        lines.append("| %s | %d | %s | %s %s | %s | %s | %s | %s | %.3f |" % (
+            key[0], key[1], key[2], key[3], key[4], "64 KiB" if key[5] == "65536" else "1 MiB",
+            " | ".join(cells), vs_peer, vs_id, rho))
+    path = os.path.join(a.out, "stencil_time.md")
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
+
+
+def smpi_version():
+    try:
+        out = subprocess.run(["smpirun", "-version"], capture_output=True, text=True).stdout
+        return out.split()[2] if out else "?"
+    except OSError:
+        return "?"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--bin", required=True, help="folder with relabel, evaluate, synth")
+    p.add_argument("--smpi-bin", required=True, help="folder with halo_bench, measure (SMPI)")
+    p.add_argument("--peers", help="folder with mpicartreorder_driver and nodecart_driver")
+    p.add_argument("--out", default="bench/results")
+    p.add_argument("--parts", default="quality,time")
+    p.add_argument("--cases", default="", help="quality cases to run (default all)")
+    p.add_argument("--configs", default="", help="time configurations PLATFORM-PLACEMENT (default all)")
+    p.add_argument("--reps", type=int, default=2, help="timed halo steps")
+    a = p.parse_args()
+    a.cases = [c for c in a.cases.split(",") if c]
+    a.configs = [c for c in a.configs.split(",") if c]
+    parts = a.parts.split(",")
+    for part in parts:
+        if part not in ("quality", "time"):
+            sys.exit("stencil_bench: --parts takes quality and time, got '%s'" % part)
+    if a.peers:
+        for tool in ("mpicartreorder_driver", "nodecart_driver"):
+            if not os.access(os.path.join(a.peers, tool), os.X_OK):
+                sys.exit("stencil_bench: --peers %s has no %s (see bench/stencil_bench.sh)" % (a.peers, tool))
+    if a.reps < 1:
+        sys.exit("stencil_bench: --reps must be >= 1")
+    os.makedirs(a.out, exist_ok=True)
+    if "quality" in parts:
+        quality(a)
+    if "time" in parts:
+        time_part(a)
+
+
+if __name__ == "__main__":
+    main()
