@@ -17,6 +17,9 @@ namespace {
 struct TreeNode {
   std::vector<int> ranks;  // every rank below, in order
   std::vector<TreeNode> children;
+  /// The children are single ranks in whose costs no groups show (the
+  /// cores of a socket): which of them goes where does not matter.
+  bool flat = false;
 };
 
 // Representative cost between two sets of ranks: the mean over up to 3 x 3
@@ -92,7 +95,8 @@ TreeNode ranks_tree(const Costs& costs, std::vector<int> ranks, GroupingCache& c
     found = it->second;
   }
   if (found.empty()) {
-    for (int r : ranks) t.children.push_back(TreeNode{{r}, {}});
+    for (int r : ranks) t.children.push_back(TreeNode{{r}, {}, false});
+    t.flat = true;
     return t;
   }
   // The coarsest grouping found, then recursively inside each group.
@@ -244,7 +248,8 @@ double affinity(double cost, double closest) {
 
 class Bisector {
  public:
-  Bisector(const Costs& costs, const Stencil& stencil) : costs_(costs), stencil_(stencil) {
+  Bisector(const Costs& costs, const Stencil& stencil, CutRule rule)
+      : costs_(costs), stencil_(stencil), rule_(rule) {
     const Grid& g = stencil.grid();
     coords_.resize(static_cast<std::size_t>(g.size()));
     for (int x = 0; x < g.size(); ++x) coords_[x] = g.coords(NewRank(x));
@@ -267,8 +272,10 @@ class Bisector {
     }
   }
 
-  void place(std::vector<const TreeNode*> parts, std::vector<int> region) {
+  // flat: the parts are interchangeable single ranks (TreeNode::flat).
+  void place(std::vector<const TreeNode*> parts, std::vector<int> region, bool flat = false) {
     while (parts.size() == 1 && !parts[0]->children.empty()) {
+      flat = parts[0]->flat;
       std::vector<const TreeNode*> below;
       for (const TreeNode& c : parts[0]->children) below.push_back(&c);
       parts = std::move(below);
@@ -295,11 +302,11 @@ class Bisector {
     std::size_t first_size = 0;
     for (std::size_t i = 0; i < cut; ++i) first_size += parts[i]->ranks.size();
     std::vector<int> second = split(region, first_size);
-    assign_sides(parts, cut, equal, region, second);
+    if (!flat) assign_sides(parts, cut, equal, region, second);
     place(std::vector<const TreeNode*>(parts.begin(), parts.begin() + static_cast<long>(cut)),
-          std::move(region));
+          std::move(region), flat);
     place(std::vector<const TreeNode*>(parts.begin() + static_cast<long>(cut), parts.end()),
-          std::move(second));
+          std::move(second), flat);
   }
 
   Labelling labelling() { return Labelling(std::move(perm_)); }
@@ -496,7 +503,7 @@ class Bisector {
       return v;
     };
     std::vector<int> best;
-    double best_halo = 0, best_length = 0;
+    double best_halo = 0, best_then = 0, best_length = 0;
     for (int k = 0; k < d; ++k) {
       if (extent[k] < 2) continue;
       double length = extent[k] / axis_weight_[k];
@@ -506,12 +513,16 @@ class Bisector {
       const std::vector<int> second(v.begin() + static_cast<long>(size), v.end());
       const double out_first = boundary(first, ++mark_);
       const double out_second = boundary(second, ++mark_);
-      const double halo = std::max(out_first, out_second);
-      const double tolerance = 1e-9 * (1 + halo);
-      if (best.empty() || halo < best_halo - tolerance ||
-          (halo <= best_halo + tolerance && length > best_length)) {
+      const double busier = std::max(out_first, out_second), both = out_first + out_second;
+      const double key = rule_ == CutRule::kBusierPart ? busier : both;
+      const double then = rule_ == CutRule::kBusierPart ? both : busier;
+      const auto less = [](double a, double b) { return a < b - 1e-9 * (1 + std::abs(b)); };
+      if (best.empty() || less(key, best_halo) ||
+          (!less(best_halo, key) &&
+           (less(then, best_then) || (!less(best_then, then) && length > best_length)))) {
         best = std::move(v);
-        best_halo = halo;
+        best_halo = key;
+        best_then = then;
         best_length = length;
       }
     }
@@ -524,6 +535,7 @@ class Bisector {
 
   const Costs& costs_;
   const Stencil& stencil_;
+  CutRule rule_;
   std::vector<std::vector<int>> coords_;
   std::vector<double> axis_weight_;
   std::vector<OldRank> perm_;
@@ -539,7 +551,7 @@ class Bisector {
 }  // namespace
 
 Labelling bisect(const Costs& costs, const Stencil& stencil,
-                 const std::vector<std::vector<int>>& levels) {
+                 const std::vector<std::vector<int>>& levels, CutRule rule) {
   const Grid& grid = stencil.grid();
   const int p = grid.size();
   if (costs.size() != p) {
@@ -571,11 +583,11 @@ Labelling bisect(const Costs& costs, const Stencil& stencil,
           ? [&] {
               TreeNode t;
               t.ranks = ranks;
-              for (int r : ranks) t.children.push_back(TreeNode{{r}, {}});
+              for (int r : ranks) t.children.push_back(TreeNode{{r}, {}, false});
               return t;
             }()
           : level_tree(costs, known, static_cast<int>(known.size()) - 1, ranks, cache);
-  Bisector b(costs, stencil);
+  Bisector b(costs, stencil, rule);
   std::vector<int> region(static_cast<std::size_t>(p));
   std::iota(region.begin(), region.end(), 0);
   b.place({&root}, std::move(region));

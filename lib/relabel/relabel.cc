@@ -240,6 +240,19 @@ std::shared_ptr<const Stencil> bisect_stencil(const Grid& grid, const ObjectiveS
 
 // The largest job auto runs multilevel search on for a stencil.
 constexpr int kStencilMultilevelMax = 16384;
+// auto's final hill-climbing for a stencil: candidates per rank at most.
+constexpr std::int64_t kRefineEvaluationsPerRank = 5;
+
+// Recursive bisection under both cut rules; the better by the objective.
+Labelling best_bisection(const Costs& costs, const Grid& grid, const RelabelOptions& o) {
+  const std::shared_ptr<const Stencil> stencil = bisect_stencil(grid, o.objective);
+  const Chooser chooser(costs, grid, o.objective);
+  Labelling best = bisect(costs, *stencil, o.levels, CutRule::kBusierPart);
+  Labelling other = bisect(costs, *stencil, o.levels, CutRule::kBothParts);
+  if (chooser.better(other, chooser.value(other), best, chooser.value(best)))
+    best = std::move(other);
+  return best;
+}
 
 // auto for stencils: the job's own order, recursive bisection, node-aware
 // boxes and multilevel starts, the best of them refined by hill-climbing.
@@ -263,7 +276,10 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
                   v.primary, best_value.primary);
     say(line);
   };
-  consider(bisect(costs, *o.objective.stencil_on(grid), o.levels), "bisect");
+  consider(bisect(costs, *o.objective.stencil_on(grid), o.levels, CutRule::kBusierPart),
+           "bisect (busier part)");
+  consider(bisect(costs, *o.objective.stencil_on(grid), o.levels, CutRule::kBothParts),
+           "bisect (both parts)");
   if (!o.levels.empty()) consider(node_aware(costs, grid, o), "node-aware");
   // Multilevel starts up to kStencilMultilevelMax ranks: above, bisection
   // and node boxes give the layouts it would (and it costs most).
@@ -275,8 +291,11 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
              "multilevel start " + std::to_string(s + 1) + "/" + std::to_string(starts));
   }
   if (done < starts) stats.time_limited = true;
+  // The constructions leave little to local search on large grids: a
+  // budget of kRefineEvaluationsPerRank candidates per rank.
   IncrementalObjective state(costs, grid, std::move(best), o.objective);
-  const SearchStats refined = hill_climb(state, deadline, rng, hints_for(costs, o));
+  const SearchStats refined = hill_climb(state, deadline, rng, hints_for(costs, o), 0,
+                                         kRefineEvaluationsPerRank * static_cast<std::int64_t>(p));
   stats.evaluations += refined.evaluations;
   stats.moves += refined.moves;
   stats.time_limited |= refined.time_limited;
@@ -354,7 +373,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
   } else if (a == "brute-force") {
     result.labelling = brute_force(costs, grid, o.objective);
   } else if (a == "bisect") {
-    result.labelling = bisect(costs, *bisect_stencil(grid, o.objective), o.levels);
+    result.labelling = best_bisection(costs, grid, o);
   } else if (a == "hill-climb") {
     IncrementalObjective state(costs, grid, Labelling::identity(p), o.objective);
     stats = hill_climb(state, deadline, rng, hints_for(costs, o));

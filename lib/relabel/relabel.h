@@ -13,9 +13,20 @@
 //   metis         top-down like kl, with METIS k-way splits (metis_split.h)
 //   scotch        Scotch's static mapping, a peer (scotch_map.h)
 //   brute-force   exhaustive, p <= 9
-//   auto          brute force for p <= 8; otherwise the best of node-aware
-//                 and multilevel runs from several seeds (4 up to 1,024
-//                 ranks, 2 below 4,096, then 1)
+//   bisect        recursive bisection of the grid along the machine's tree
+//                 (bisect.h): compact regions per rack, node and socket,
+//                 also where their sizes do not divide the grid; made for
+//                 stencils
+//   auto          brute force for p <= 8; otherwise, for fibres, the best
+//                 of node-aware and multilevel runs from several seeds (4
+//                 up to 1,024 ranks, 2 below 4,096, then 1); for a stencil,
+//                 the best of bisect, node-aware and multilevel (2 starts
+//                 up to 1,024 ranks, 1 up to 16,384, then none), refined by
+//                 hill-climbing
+// Every algorithm works on any pattern (RelabelOptions::objective.pattern):
+// they all keep the labelling the objective judges best. Among labellings
+// a stencil ties, auto and node-aware take the one that is best for the
+// same stencil with its diagonal neighbours.
 // Nodes come from a structured cost file or from RelabelOptions::levels.
 // Results are deterministic for a given seed unless the time limit cut the
 // search short (RelabelResult::time_limited says so).

@@ -33,7 +33,8 @@ Labelling brute_force(const Costs& costs, const Grid& grid, const ObjectiveSpec&
 }
 
 SearchStats hill_climb(IncrementalObjective& state, const Deadline& deadline, SplitMix64& rng,
-                       const Neighbourhood& hints, std::int64_t stall_limit) {
+                       const Neighbourhood& hints, std::int64_t stall_limit,
+                       std::int64_t max_evaluations) {
   SearchStats stats;
   const Grid& grid = state.grid();
   const int p = grid.size();
@@ -44,7 +45,7 @@ SearchStats hill_climb(IncrementalObjective& state, const Deadline& deadline, Sp
   std::int64_t stall = 0;
   std::int64_t round = 0;
   const auto random_position = [&] { return NewRank(static_cast<int>(rng.below(p))); };
-  while (stall < stall_limit) {
+  while (stall < stall_limit && (max_evaluations <= 0 || stats.evaluations < max_evaluations)) {
     if (deadline.passed()) {
       stats.time_limited = true;
       break;

@@ -49,9 +49,12 @@ struct SearchStats {
 };
 
 /// Improves state in place; see the file comment. stall_limit <= 0 picks
-/// 20 * p candidates, at most 100,000.
+/// 20 * p candidates, at most 100,000. max_evaluations > 0 ends the climb
+/// after that many candidates (a budget that, unlike the deadline, gives
+/// the same result on every machine).
 SearchStats hill_climb(IncrementalObjective& state, const Deadline& deadline, SplitMix64& rng,
-                       const Neighbourhood& hints, std::int64_t stall_limit = 0);
+                       const Neighbourhood& hints, std::int64_t stall_limit = 0,
+                       std::int64_t max_evaluations = 0);
 
 }  // namespace rankshape
 
