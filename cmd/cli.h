@@ -1,6 +1,6 @@
-// What every rankshape command does the same way: parse with CLI11, turn any
-// error into "NAME: error: message" on stderr and a non-zero exit status
-// (2 for bad usage, 1 for bad input or a failed run).
+// What every rankshape command does the same way: parse with CLI11 (with
+// --version), turn any error into "NAME: error: message" on stderr and a
+// non-zero exit status (2 for bad usage, 1 for bad input or a failed run).
 #ifndef RANKSHAPE_CMD_CLI_H_
 #define RANKSHAPE_CMD_CLI_H_
 
@@ -10,9 +10,18 @@
 #include <stdexcept>
 #include <string>
 
+#include "rankshape/version.h"
+
 namespace rankshape::cli {
 
+/// --version: prints "NAME (rankshape 0.1.0)" and exits 0.
+inline void add_version_flag(CLI::App& app) {
+  app.set_version_flag("--version",
+                       app.get_name() + " (rankshape " + std::string(rankshape_version()) + ")");
+}
+
 inline int run(CLI::App& app, int argc, char** argv, const std::function<void()>& body) {
+  add_version_flag(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cmd/cli.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
 #include "lib/measure/bsp.h"
@@ -172,6 +173,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_flag("--bsp", a.bsp, "also measure BSP r, g, l (into summary.json)");
+  cli::add_version_flag(app);
   app.add_option("--grid", a.grid, "with --bsp: also g and l of every dimension's fibres");
   app.add_option("--bsp-words", a.bsp_words, "with --bsp: h-relation sizes in 8-byte words")
       ->delimiter(',')

@@ -1,5 +1,5 @@
 // The end of an MPI command-line tool's main(), after MPI_Init and the
-// options: parse (usage and errors printed by rank 0 only), run with
+// options: parse (with --version; usage and errors printed by rank 0 only), run with
 // MPI_ERRORS_RETURN on MPI_COMM_WORLD, report an exception from rank 0 as
 // "NAME: error: ...", finalize. For tools whose arguments are the same on
 // every rank, so that every rank fails alike.
@@ -12,6 +12,8 @@
 #include <exception>
 #include <iostream>
 
+#include "cmd/cli.h"
+
 namespace rankshape {
 
 /// Returns main()'s exit status: run()'s, 1 after an exception, 2 for bad
@@ -21,6 +23,7 @@ int parse_run_finalize(CLI::App& app, int argc, char** argv, Run run) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int status = 0;
+  cli::add_version_flag(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

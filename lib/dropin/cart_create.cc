@@ -6,6 +6,9 @@
 // RANKSHAPE_PATTERN=fibres every row, column and fibre (and hence every
 // MPI_Cart_sub of the result).
 //
+// Fortran callers (mpif.h, use mpi, use mpi_f08) are caught too: see
+// fortran_cart_create below.
+//
 // Use it by preloading librankshape_cart.so (LD_PRELOAD, forwarded to the
 // ranks: `mpirun -x LD_PRELOAD=...` for Open MPI, `mpiexec -genv LD_PRELOAD
 // ...` for MPICH) or by linking //lib/dropin:cart_create into the program.
@@ -373,9 +376,12 @@ std::string rank_of(MPI_Comm old) {
 }  // namespace
 }  // namespace rankshape
 
-extern "C" int MPI_Cart_create(MPI_Comm old, int ndims, const int dims[], const int periods[],
-                               int reorder, MPI_Comm* cart) {
-  using namespace rankshape;
+namespace rankshape {
+namespace {
+
+// The one implementation behind the C and the Fortran entry points.
+int cart_create(MPI_Comm old, int ndims, const int dims[], const int periods[], int reorder,
+                MPI_Comm* cart) {
   try {
     if (!wants_relabelling(old, ndims, dims, reorder)) {
       return PMPI_Cart_create(old, ndims, dims, periods, reorder, cart);
@@ -394,3 +400,50 @@ extern "C" int MPI_Cart_create(MPI_Comm old, int ndims, const int dims[], const 
     return fail(old, MPI_ERR_OTHER);
   }
 }
+
+#ifndef RANKSHAPE_SMPI
+// MPI_CART_CREATE from Fortran (use mpi, mpif.h, use mpi_f08): Open MPI's
+// own Fortran symbols call PMPI_Cart_create, so a C-only drop-in never sees
+// them. Handles and logicals are converted here and the C implementation
+// called directly; forwarding to pmpi_cart_create_ instead would be caught
+// twice under MPICH, whose Fortran layer calls the C MPI_Cart_create.
+// ierror is optional (NULL) in the mpi_f08 binding.
+void fortran_cart_create(const MPI_Fint* old, const MPI_Fint* ndims, const MPI_Fint* dims,
+                         const MPI_Fint* periods, const MPI_Fint* reorder, MPI_Fint* cart,
+                         MPI_Fint* ierror) {
+  const int n = *ndims;
+  std::vector<int> c_dims(dims, dims + (n > 0 ? n : 0));
+  // A Fortran LOGICAL is true when nonzero (gfortran: 1, some compilers -1).
+  std::vector<int> c_periods(static_cast<std::size_t>(n > 0 ? n : 0));
+  for (int k = 0; k < n; ++k) c_periods[static_cast<std::size_t>(k)] = periods[k] != 0;
+  MPI_Comm c_cart = MPI_COMM_NULL;
+  const int code =
+      cart_create(PMPI_Comm_f2c(*old), n, c_dims.data(), c_periods.data(), *reorder != 0, &c_cart);
+  if (code == MPI_SUCCESS) *cart = PMPI_Comm_c2f(c_cart);
+  if (ierror != nullptr) *ierror = code;
+}
+#endif
+
+}  // namespace
+}  // namespace rankshape
+
+extern "C" int MPI_Cart_create(MPI_Comm old, int ndims, const int dims[], const int periods[],
+                               int reorder, MPI_Comm* cart) {
+  return rankshape::cart_create(old, ndims, dims, periods, reorder, cart);
+}
+
+#ifndef RANKSHAPE_SMPI
+// The Fortran compilers' manglings of MPI_CART_CREATE, and mpi_f08's.
+#define RANKSHAPE_FORTRAN_CART_CREATE(name)                                              \
+  extern "C" void name(const MPI_Fint* old, const MPI_Fint* ndims, const MPI_Fint* dims, \
+                       const MPI_Fint* periods, const MPI_Fint* reorder, MPI_Fint* cart, \
+                       MPI_Fint* ierror) {                                               \
+    rankshape::fortran_cart_create(old, ndims, dims, periods, reorder, cart, ierror);    \
+  }
+RANKSHAPE_FORTRAN_CART_CREATE(mpi_cart_create_)
+RANKSHAPE_FORTRAN_CART_CREATE(mpi_cart_create__)
+RANKSHAPE_FORTRAN_CART_CREATE(mpi_cart_create)
+RANKSHAPE_FORTRAN_CART_CREATE(MPI_CART_CREATE)
+RANKSHAPE_FORTRAN_CART_CREATE(mpi_cart_create_f08_)
+#undef RANKSHAPE_FORTRAN_CART_CREATE
+#endif

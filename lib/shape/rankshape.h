@@ -1,4 +1,5 @@
-/* rankshape's C interface: shaped communicators for C programs.
+/* rankshape's C interface: shaped communicators for C programs (and the
+ * ground of the C++ header rankshape.hpp and the Fortran module).
  *
  *   rankshape_shape* shape = NULL;
  *   int dims[2] = {0, 0};                        // 0: chosen, as MPI_Dims_create
@@ -23,6 +24,8 @@
 #define RANKSHAPE_LIB_SHAPE_RANKSHAPE_H_
 
 #include <mpi.h>
+
+#include "rankshape/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,6 +81,20 @@ double rankshape_objective_after(const rankshape_shape* shape);
 
 /* Frees the communicators and the handle; sets *shape to NULL. */
 void rankshape_free(rankshape_shape** shape);
+
+/* For the Fortran module (use rankshape; it wraps these): the same with
+ * communicators as Fortran handles and the options as separate arguments,
+ * strings NUL-terminated or NULL for the defaults, periods NULL or ndims
+ * entries. */
+int rankshape_relabel_comm_f(MPI_Fint comm, int ndims, const int dims[], const char* pattern,
+                             const char* objective, const char* source, const char* cost_file,
+                             const char* algorithm, long long seed, double time_limit,
+                             const int* periods, rankshape_shape** shape);
+MPI_Fint rankshape_comm_f(const rankshape_shape* shape);
+MPI_Fint rankshape_fibre_f(const rankshape_shape* shape, int k);
+/* Copies the last error's message into buffer (size bytes, NUL-terminated,
+ * cut if longer); returns its full length. */
+int rankshape_last_error_copy(char* buffer, int size);
 
 /* A fixed description of a status code. */
 const char* rankshape_status_string(int status);

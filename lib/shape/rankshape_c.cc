@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "lib/mpi/error.h"
-#include "lib/shape/rankshape.h"
 #include "lib/shape/shape.h"
+#include "rankshape/rankshape.h"
 
 struct rankshape_shape {
   rankshape::ShapedComm shaped;
@@ -94,6 +94,39 @@ int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
   } catch (...) {
     return fail(RANKSHAPE_ERR_INTERNAL, "unknown error");
   }
+}
+
+int rankshape_relabel_comm_f(MPI_Fint comm, int ndims, const int dims[], const char* pattern,
+                             const char* objective, const char* source, const char* cost_file,
+                             const char* algorithm, long long seed, double time_limit,
+                             const int* periods, rankshape_shape** shape) {
+  rankshape_options o;
+  rankshape_options_init(&o);
+  if (pattern) o.pattern = pattern;
+  if (objective) o.objective = objective;
+  if (source) o.source = source;
+  if (cost_file) o.cost_file = cost_file;
+  if (algorithm) o.algorithm = algorithm;
+  o.seed = static_cast<unsigned long long>(seed);
+  o.time_limit = time_limit;
+  o.periods = periods;
+  return rankshape_relabel_comm(MPI_Comm_f2c(comm), ndims, dims, &o, shape);
+}
+
+MPI_Fint rankshape_comm_f(const rankshape_shape* s) { return MPI_Comm_c2f(rankshape_comm(s)); }
+
+MPI_Fint rankshape_fibre_f(const rankshape_shape* s, int k) {
+  return MPI_Comm_c2f(rankshape_fibre(s, k));
+}
+
+int rankshape_last_error_copy(char* buffer, int size) {
+  const int length = static_cast<int>(last_error.size());
+  if (buffer && size > 0) {
+    const int n = length < size - 1 ? length : size - 1;
+    last_error.copy(buffer, static_cast<std::size_t>(n));
+    buffer[n] = '\0';
+  }
+  return length;
 }
 
 MPI_Comm rankshape_comm(const rankshape_shape* s) {

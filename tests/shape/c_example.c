@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/shape/rankshape.h"
+#include "rankshape/rankshape.h"
 
 static int failures = 0;
 
