@@ -28,17 +28,21 @@
 //     MPI_ERR_OTHER the same way; no exception leaves this file but the
 //     forced unwinds that end a thread or a simulated rank.
 //
+// Fortran callers are caught too: see the end of this file.
+//
 // rankshape_coll_dispatched_calls() (exported, like the MPI symbols) counts
 // the calls of this process that took the hierarchical path, so that tests
 // and users can tell that the drop-in was active: a program looks it up
 // with dlsym(RTLD_DEFAULT, ...) and needs nothing of rankshape.
 #include <cxxabi.h>
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <atomic>
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "lib/coll/dispatch.h"
 #include "lib/mpi/communicator.h"
@@ -220,3 +224,143 @@ extern "C" int MPI_Barrier(MPI_Comm comm) {
       "MPI_Barrier", comm, [&] { return PMPI_Barrier(comm); },
       [&] { return dispatch::barrier(comm); });
 }
+
+#ifndef RANKSHAPE_SMPI
+// The nine collectives called from Fortran (mpif.h, use mpi, use mpi_f08).
+// Open MPI's Fortran symbols call the PMPI_ layer, and MPICH's mpi_f08
+// MPI_Barrier does too, so a C-only drop-in misses them. Each entry point
+// converts the handles and the MPI_IN_PLACE and MPI_BOTTOM sentinels and
+// calls the C entry point above (bound inside this library:
+// -Bsymbolic-functions), never the MPI library's Fortran symbol, which
+// under MPICH would come back through the C one and be caught twice.
+// ierror is optional (NULL) in mpi_f08. MPICH's mpi_f08 routines with
+// buffers (mpi_*_f08ts_, array descriptors) call the C MPI_ functions and
+// are caught there.
+namespace rankshape {
+namespace {
+
+// The address of a data symbol of the MPI library, or null.
+const void* symbol(const char* name) { return dlsym(RTLD_DEFAULT, name); }
+
+// A Fortran buffer argument as C sees it: Fortran's MPI_IN_PLACE and
+// MPI_BOTTOM are variables of the MPI library, passed by address (Open
+// MPI: mpi_fortran_in_place_ and its manglings; MPICH: the addresses its
+// Fortran MPI_Init stores in MPIR_F_MPI_IN_PLACE, and MPIR_F08_* for
+// mpi_f08).
+void* c_buffer(void* buffer) {
+  struct Sentinels {
+    std::vector<const void*> in_place, bottom;
+    const void* const* mpich_in_place = nullptr;
+    const void* const* mpich_bottom = nullptr;
+  };
+  static const Sentinels s = [] {
+    Sentinels t;
+    for (const char* name :
+         {"mpi_fortran_in_place_", "mpi_fortran_in_place", "mpi_fortran_in_place__",
+          "MPI_FORTRAN_IN_PLACE", "MPIR_F08_MPI_IN_PLACE"}) {
+      if (const void* p = symbol(name)) t.in_place.push_back(p);
+    }
+    for (const char* name : {"mpi_fortran_bottom_", "mpi_fortran_bottom", "mpi_fortran_bottom__",
+                             "MPI_FORTRAN_BOTTOM", "MPIR_F08_MPI_BOTTOM"}) {
+      if (const void* p = symbol(name)) t.bottom.push_back(p);
+    }
+    t.mpich_in_place = static_cast<const void* const*>(symbol("MPIR_F_MPI_IN_PLACE"));
+    t.mpich_bottom = static_cast<const void* const*>(symbol("MPIR_F_MPI_BOTTOM"));
+    return t;
+  }();
+  if (buffer == nullptr) return buffer;
+  for (const void* p : s.in_place) {
+    if (buffer == p) return MPI_IN_PLACE;
+  }
+  if (s.mpich_in_place != nullptr && *s.mpich_in_place == buffer) return MPI_IN_PLACE;
+  for (const void* p : s.bottom) {
+    if (buffer == p) return MPI_BOTTOM;
+  }
+  if (s.mpich_bottom != nullptr && *s.mpich_bottom == buffer) return MPI_BOTTOM;
+  return buffer;
+}
+
+void set_ierror(MPI_Fint* ierror, int code) {
+  if (ierror != nullptr) *ierror = code;
+}
+
+MPI_Comm comm_c(const MPI_Fint* comm) { return PMPI_Comm_f2c(*comm); }
+MPI_Datatype type_c(const MPI_Fint* type) { return PMPI_Type_f2c(*type); }
+MPI_Op op_c(const MPI_Fint* op) { return PMPI_Op_f2c(*op); }
+
+}  // namespace
+}  // namespace rankshape
+
+// RANKSHAPE_FORTRAN(lower, UPPER, parameters, call): the entry point under
+// every name compilers give it (lower_, lower__, lower, UPPER) and
+// mpi_f08's (lower_f08_; the same arguments by address).
+#define RANKSHAPE_FORTRAN_NAME(name, parameters, call) \
+  extern "C" void name parameters { call; }
+#define RANKSHAPE_FORTRAN(lower, upper, parameters, call) \
+  RANKSHAPE_FORTRAN_NAME(lower##_, parameters, call)      \
+  RANKSHAPE_FORTRAN_NAME(lower##__, parameters, call)     \
+  RANKSHAPE_FORTRAN_NAME(lower, parameters, call)         \
+  RANKSHAPE_FORTRAN_NAME(upper, parameters, call)         \
+  RANKSHAPE_FORTRAN_NAME(lower##_f08_, parameters, call)
+
+using rankshape::c_buffer;
+using rankshape::comm_c;
+using rankshape::op_c;
+using rankshape::set_ierror;
+using rankshape::type_c;
+
+RANKSHAPE_FORTRAN(mpi_bcast, MPI_BCAST,
+                  (void* buffer, const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* root,
+                   const MPI_Fint* comm, MPI_Fint* ierror),
+                  set_ierror(ierror, MPI_Bcast(c_buffer(buffer), *count, type_c(type), *root,
+                                               comm_c(comm))))
+RANKSHAPE_FORTRAN(mpi_reduce, MPI_REDUCE,
+                  (void* send, void* recv, const MPI_Fint* count, const MPI_Fint* type,
+                   const MPI_Fint* op, const MPI_Fint* root, const MPI_Fint* comm,
+                   MPI_Fint* ierror),
+                  set_ierror(ierror, MPI_Reduce(c_buffer(send), c_buffer(recv), *count,
+                                                type_c(type), op_c(op), *root, comm_c(comm))))
+RANKSHAPE_FORTRAN(mpi_allreduce, MPI_ALLREDUCE,
+                  (void* send, void* recv, const MPI_Fint* count, const MPI_Fint* type,
+                   const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* ierror),
+                  set_ierror(ierror, MPI_Allreduce(c_buffer(send), c_buffer(recv), *count,
+                                                   type_c(type), op_c(op), comm_c(comm))))
+RANKSHAPE_FORTRAN(mpi_gather, MPI_GATHER,
+                  (void* send, const MPI_Fint* send_count, const MPI_Fint* send_type, void* recv,
+                   const MPI_Fint* recv_count, const MPI_Fint* recv_type, const MPI_Fint* root,
+                   const MPI_Fint* comm, MPI_Fint* ierror),
+                  set_ierror(ierror, MPI_Gather(c_buffer(send), *send_count, type_c(send_type),
+                                                c_buffer(recv), *recv_count, type_c(recv_type),
+                                                *root, comm_c(comm))))
+RANKSHAPE_FORTRAN(mpi_scatter, MPI_SCATTER,
+                  (void* send, const MPI_Fint* send_count, const MPI_Fint* send_type, void* recv,
+                   const MPI_Fint* recv_count, const MPI_Fint* recv_type, const MPI_Fint* root,
+                   const MPI_Fint* comm, MPI_Fint* ierror),
+                  set_ierror(ierror, MPI_Scatter(c_buffer(send), *send_count, type_c(send_type),
+                                                 c_buffer(recv), *recv_count, type_c(recv_type),
+                                                 *root, comm_c(comm))))
+RANKSHAPE_FORTRAN(mpi_allgather, MPI_ALLGATHER,
+                  (void* send, const MPI_Fint* send_count, const MPI_Fint* send_type, void* recv,
+                   const MPI_Fint* recv_count, const MPI_Fint* recv_type, const MPI_Fint* comm,
+                   MPI_Fint* ierror),
+                  set_ierror(ierror, MPI_Allgather(c_buffer(send), *send_count, type_c(send_type),
+                                                   c_buffer(recv), *recv_count, type_c(recv_type),
+                                                   comm_c(comm))))
+RANKSHAPE_FORTRAN(mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK,
+                  (void* send, void* recv, const MPI_Fint* count, const MPI_Fint* type,
+                   const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* ierror),
+                  set_ierror(ierror,
+                             MPI_Reduce_scatter_block(c_buffer(send), c_buffer(recv), *count,
+                                                      type_c(type), op_c(op), comm_c(comm))))
+RANKSHAPE_FORTRAN(mpi_alltoall, MPI_ALLTOALL,
+                  (void* send, const MPI_Fint* send_count, const MPI_Fint* send_type, void* recv,
+                   const MPI_Fint* recv_count, const MPI_Fint* recv_type, const MPI_Fint* comm,
+                   MPI_Fint* ierror),
+                  set_ierror(ierror, MPI_Alltoall(c_buffer(send), *send_count, type_c(send_type),
+                                                  c_buffer(recv), *recv_count, type_c(recv_type),
+                                                  comm_c(comm))))
+RANKSHAPE_FORTRAN(mpi_barrier, MPI_BARRIER, (const MPI_Fint* comm, MPI_Fint* ierror),
+                  set_ierror(ierror, MPI_Barrier(comm_c(comm))))
+#undef RANKSHAPE_FORTRAN
+#undef RANKSHAPE_FORTRAN_NAME
+#endif

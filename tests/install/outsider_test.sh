@@ -13,6 +13,8 @@
 #     mpi_f08) with mpif90 $(pkg-config ... rankshape-fortran);
 #   - unmodified C and Fortran (use mpi, use mpi_f08) stencil programs with
 #     the prefix's librankshape_cart.so preloaded;
+#   - the nine collectives from Fortran (use mpi, use mpi_f08) with
+#     librankshape_coll.so preloaded;
 #   - a bad pattern in the C example: one message naming it, exit 1;
 #   - --version of the installed tools and the version macro.
 set -uo pipefail
@@ -132,6 +134,26 @@ for f in stencil_program_mpi stencil_program_f08; do
   fi
 done
 
+# The collectives drop-in from Fortran: the nine collectives (MPI_IN_PLACE
+# too) give the right results, and with librankshape_coll.so preloaded
+# (hierarchical forced, nodes of 2) all 10 calls went through it.
+coll=$prefix/lib/librankshape_coll.so
+if build probe "$cc" -c "$repo/tests/install/probe.c" -o "$work/probe.o"; then
+  for v in mpi f08; do
+    flags=(-cpp) use=mpi
+    if [ $v = f08 ]; then flags+=(-DF08) use=mpi_f08; fi
+    build "coll_$v" "$fc" -Wall "${flags[@]}" "$repo/tests/install/coll_program.F90" "$work/probe.o" \
+      -o "$work/coll_$v" || continue
+    if launch 4 LD_PRELOAD="$coll" RANKSHAPE_COLL=hierarchical RANKSHAPE_COLL_GROUPS=blocks:2 -- \
+      "$work/coll_$v" >"$work/coll_$v.out" 2>&1 && grep -q "^checks ok" "$work/coll_$v.out" &&
+      grep -q "^dispatched 10$" "$work/coll_$v.out"; then
+      echo "ok ($mpi): Fortran (use $use) collectives preloaded: results right, 10 of 10 calls through the drop-in"
+    else
+      fail "Fortran (use $use) collectives preloaded"; cat "$work/coll_$v.out" >&2
+    fi
+  done
+fi
+
 # Versions: the tools, the library and the header agree.
 for t in relabel evaluate synth; do
   [ "$("$prefix/bin/$t" --version 2>&1)" = "$t (rankshape $version)" ] ||
@@ -139,6 +161,8 @@ for t in relabel evaluate synth; do
 done
 [ "$(pkg-config --modversion rankshape)" = "$version" ] || fail "pkg-config --modversion"
 grep -q "^rankshape $version$" "$work/c.out" || fail "the C example's rankshape_version() is not $version"
+
+[ -x "$prefix/bin/measure" ] && [ -x "$prefix/bin/coll_tune" ] || fail "the MPI tools are not installed"
 
 if [ "$failures" -gt 0 ]; then
   echo "outsider_test ($mpi): $failures failure(s)" >&2
