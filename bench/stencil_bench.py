@@ -410,7 +410,25 @@ def smpi(a, platform, hostfile, np_, cmd, log):
     return seconds
 
 
+def check_map_count(a):
+    """SMPI's shared malloc maps every face buffer of every simulated rank
+    (two per neighbour, one mapping per MiB): 4,096 ranks of a 7-point
+    stencil need more than Linux's default vm.max_map_count (65,530)."""
+    ranks = max(np_ for platform, np_, _, _ in TIME_PLATFORMS
+                if not a.configs or any(c.startswith(platform + "-") for c in a.configs))
+    need = ranks * 2 * 6 * (max(TIME_BYTES) // 1048576) + 16384
+    try:
+        have = int(open("/proc/sys/vm/max_map_count").read())
+    except (OSError, ValueError):
+        return
+    if have < need:
+        sys.exit("stencil_bench: the time part needs vm.max_map_count >= %d (it is %d; SimGrid's "
+                 "shared malloc maps every simulated rank's buffers): sysctl -w "
+                 "vm.max_map_count=%d" % (need, have, need))
+
+
 def time_part(a):
+    check_map_count(a)
     rows = []
     for platform, np_, grid2, grid3 in TIME_PLATFORMS:
         for placement, hostfile in (("block", platform + ".hostfile"),

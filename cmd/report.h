@@ -101,8 +101,8 @@ inline std::pair<std::string, nlohmann::json> evaluation_json(const Grid& grid,
 inline const char* pattern_help() {
   return "who talks to whom: fibres (all-to-all along each dimension in turn; default) or "
          "stencil[:OPTION,...] (grid neighbours at once; options periodic, periodic=1x0..., "
-         "points=N (2d+1 or 3^d), diagonals, weights=WxW..., diagonal-weight=W; README "
-         "\"Patterns\")";
+         "points=N (2d+1 or 3^d), diagonals, weights=WxW..., diagonal-weight=W; "
+         "docs/objective.md, \"Patterns\")";
 }
 
 /// --objective's help text.

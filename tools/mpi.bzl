@@ -7,7 +7,7 @@ mpiexec for MPICH, smpirun for SMPI), plus a test_suite `x` with all of them.
 MPI tests are tagged "exclusive" (two cores, many ranks: one at a time) and
 "mpi" (so CI can select them); runs at 1 to 3 ranks also "mpi_small" (the
 sanitizer step's share), runs at 5 ranks or more also "mpi_wide" (left out
-of the MPICH step and of tools/test --quick: see the README's "Tests").
+of the MPICH step and of tools/test --quick: see docs/testing.md).
 """
 
 DEFAULT_RANKS = [1, 2, 3, 4, 7, 8]

@@ -1,5 +1,5 @@
 /* A halo exchange on a communicator rankshape has relabelled, from C.
- * Built against an installed rankshape (see examples/README.md):
+ * Built against an installed rankshape (see docs/install.md):
  *
  *   mpicc halo.c $(pkg-config --cflags --libs rankshape) -o halo
  *   mpirun -np 4 ./halo 1 4 [COST_FILE]

@@ -1,5 +1,4 @@
-// Reading and writing rankshape's files. Formats (see README.md, "File
-// formats"):
+// Reading and writing rankshape's files. Formats (see docs/file-formats.md):
 //  - dense costs: p rows of p numbers (whitespace or commas, '#' comments);
 //  - structured costs: a keyword file starting "rankshape-structured 1";
 //  - labelling: line i holds the old rank placed at new rank i;

@@ -47,7 +47,7 @@ typedef struct rankshape_options {
   const char* algorithm; /* "auto" (default) or any name `relabel --help` lists */
   unsigned long long seed;
   double time_limit;     /* seconds per rank for relabelling */
-  const char* objective; /* NULL: the pattern's default (sum-max, step); see the README */
+  const char* objective; /* NULL: the pattern's default (sum-max, step); see docs/objective.md */
   const char* pattern;   /* NULL or "fibres" (default), or "stencil[:OPTION,...]" */
   const int* periods;    /* ndims entries 0 or 1 for the cartesian topology of
                             rankshape_comm(); NULL: the stencil's, or none */

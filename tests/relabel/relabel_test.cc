@@ -129,7 +129,7 @@ TEST(RelabelTest, OtherObjectivesAndUnequalNodes) {
     const double planted = evaluate(s.costs, g, block_order(s.costs), o.objective).value.primary;
     // Max-pair fibre costs are flat (one link decides), which leaves local
     // search few signals: there the engine ends 2% above the planted layout
-    // (52 against 51), a known loss recorded in the README.
+    // (52 against 51), a known loss recorded in docs/relabel.md ("Quality and speed").
     const double slack = o.objective.fibre == FibreCost::kMaxPair ? 1.05 : 1 + 1e-12;
     EXPECT_LE(relabel(s.costs, g, o).after.value.primary, planted * slack) << name;
   }
