@@ -4,8 +4,8 @@
 !   mpif90 halo_mpi.f90 $(pkg-config --cflags --libs rankshape-fortran) -o halo_mpi
 !   mpirun -np 4 ./halo_mpi 1 4 [COST_FILE]
 !
-! Rank 0 prints the library's version, "world W cart C" for every world
-! rank, and "checks ok".
+! Zeros in Q0 Q1 are chosen. Rank 0 prints the library's version, the
+! dims, "world W cart C" for every world rank, and "checks ok".
 program halo_mpi
   use mpi
   use rankshape
@@ -60,6 +60,7 @@ program halo_mpi
   call MPI_Allreduce(failed, any, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierror)
   if (world_rank == 0) then
     write (*, '(2a)') 'rankshape ', rankshape_version()
+    write (*, '(a,i0,1x,i0)') 'dims ', dims(1), dims(2)   ! zeros were chosen
     do k = 1, world_size
       write (*, '(a,i0,a,i0)') 'world ', k - 1, ' cart ', carts(k)
     end do

@@ -56,14 +56,15 @@ module rankshape
   interface
     integer(c_int) function c_relabel_comm_f(comm, ndims, dims, pattern, objective, source, &
                                              cost_file, algorithm, seed, time_limit, periods, &
-                                             shape) bind(C, name="rankshape_relabel_comm_f")
+                                             nperiods, shape) bind(C, name="rankshape_relabel_comm_f")
       import :: c_int, c_ptr, c_long_long, c_double
       integer(c_int), value :: comm, ndims
-      integer(c_int), intent(inout) :: dims(*)
+      integer(c_int), intent(in) :: dims(*)
       type(c_ptr), value :: pattern, objective, source, cost_file, algorithm
       integer(c_long_long), value :: seed
       real(c_double), value :: time_limit
       type(c_ptr), value :: periods
+      integer(c_int), value :: nperiods
       type(c_ptr), intent(out) :: shape
     end function c_relabel_comm_f
     integer(c_int) function c_comm_f(shape) bind(C, name="rankshape_comm_f")
@@ -75,6 +76,11 @@ module rankshape
       type(c_ptr), value :: shape
       integer(c_int), value :: k
     end function c_fibre_f
+    subroutine c_dims(shape, dims) bind(C, name="rankshape_dims")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: shape
+      integer(c_int), intent(out) :: dims(*)
+    end subroutine c_dims
     subroutine c_free(shape) bind(C, name="rankshape_free")
       import :: c_ptr
       type(c_ptr), intent(inout) :: shape
@@ -138,24 +144,24 @@ contains
     double precision, intent(in), optional :: time_limit
     logical, intent(in), optional :: periods(:)
     type(c_string), target :: s(5)
-    integer(c_int), target :: c_dims(size(dims)), c_periods(size(dims))
+    integer(c_int) :: c_dims_in(size(dims)), c_dims_out(size(dims))
+    integer(c_int), allocatable, target :: c_periods(:)
     integer(c_long_long) :: c_seed
     real(c_double) :: c_time_limit
     type(c_ptr) :: periods_ptr
+    integer(c_int) :: nperiods
 
     c_seed = 1
     if (present(seed)) c_seed = seed
     c_time_limit = 5
     if (present(time_limit)) c_time_limit = time_limit
     periods_ptr = c_null_ptr
+    nperiods = 0
     if (present(periods)) then
-      if (size(periods) /= size(dims)) then
-        ! The C side reports a bad argument on every rank; mimic it here,
-        ! where the sizes are known.
-        ierror = RANKSHAPE_ERR_ARG
-        return
-      end if
-      c_periods = merge(1, 0, periods)
+      ! The C side checks the count on every rank and says what is wrong.
+      nperiods = size(periods)
+      allocate (c_periods(max(1, nperiods)))
+      c_periods(1:nperiods) = merge(1, 0, periods)
       periods_ptr = c_loc(c_periods)
     end if
     call to_c(s(1), pattern)
@@ -163,11 +169,15 @@ contains
     call to_c(s(3), source)
     call to_c(s(4), cost_file)
     call to_c(s(5), algorithm)
-    c_dims = dims
-    ierror = c_relabel_comm_f(comm, size(dims), c_dims, ptr(s(1)), ptr(s(2)), ptr(s(3)), &
+    c_dims_in = dims
+    ierror = c_relabel_comm_f(comm, size(dims), c_dims_in, ptr(s(1)), ptr(s(2)), ptr(s(3)), &
                               ptr(s(4)), ptr(s(5)), c_seed, c_time_limit, periods_ptr, &
-                              shape%handle)
-    if (ierror == RANKSHAPE_OK) dims = c_dims
+                              nperiods, shape%handle)
+    ! Zeros in dims come back as the extents chosen.
+    if (ierror == RANKSHAPE_OK) then
+      call c_dims(shape%handle, c_dims_out)
+      dims = c_dims_out
+    end if
   end subroutine relabel_comm_handle
 
   subroutine relabel_comm_f08(comm, dims, shape, ierror, pattern, objective, source, &
@@ -301,8 +311,10 @@ contains
     type(c_string), intent(out) :: s
     character(len=*), intent(in), optional :: text
     integer :: i, n
+    ! Absent or blank: the default (NULL on the C side).
     if (.not. present(text)) return
     n = len_trim(text)
+    if (n == 0) return
     allocate (s%text(n + 1))
     do i = 1, n
       s%text(i) = text(i:i)

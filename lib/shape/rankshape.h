@@ -84,12 +84,12 @@ void rankshape_free(rankshape_shape** shape);
 
 /* For the Fortran module (use rankshape; it wraps these): the same with
  * communicators as Fortran handles and the options as separate arguments,
- * strings NUL-terminated or NULL for the defaults, periods NULL or ndims
- * entries. */
+ * strings NUL-terminated or NULL for the defaults, periods NULL or
+ * nperiods entries (an error unless nperiods == ndims). */
 int rankshape_relabel_comm_f(MPI_Fint comm, int ndims, const int dims[], const char* pattern,
                              const char* objective, const char* source, const char* cost_file,
                              const char* algorithm, long long seed, double time_limit,
-                             const int* periods, rankshape_shape** shape);
+                             const int* periods, int nperiods, rankshape_shape** shape);
 MPI_Fint rankshape_comm_f(const rankshape_shape* shape);
 MPI_Fint rankshape_fibre_f(const rankshape_shape* shape, int k);
 /* Copies the last error's message into buffer (size bytes, NUL-terminated,

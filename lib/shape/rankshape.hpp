@@ -74,10 +74,10 @@ class Shape {
   Shape(MPI_Comm comm, const std::vector<int>& dims, const Options& options = {}) {
     rankshape_options o;
     rankshape_options_init(&o);
-    o.source = options.source.c_str();
+    o.source = options.source.empty() ? nullptr : options.source.c_str();
     o.cost_file = options.cost_file.empty() ? nullptr : options.cost_file.c_str();
     o.matrix = options.matrix.empty() ? nullptr : options.matrix.data();
-    o.algorithm = options.algorithm.c_str();
+    o.algorithm = options.algorithm.empty() ? nullptr : options.algorithm.c_str();
     o.seed = options.seed;
     o.time_limit = options.time_limit;
     o.pattern = options.pattern.empty() ? nullptr : options.pattern.c_str();

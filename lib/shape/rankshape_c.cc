@@ -42,8 +42,12 @@ void rankshape_options_init(rankshape_options* o) {
   o->periods = nullptr;
 }
 
-int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
-                           const rankshape_options* options, rankshape_shape** shape) {
+namespace {
+
+// rankshape_relabel_comm() with the length of options->periods (the
+// Fortran module passes its array's size, checked here on every rank).
+int relabel_comm(MPI_Comm comm, int ndims, const int dims[], const rankshape_options* options,
+                 int nperiods, rankshape_shape** shape) {
   last_error.clear();
   last_mpi_class = MPI_SUCCESS;
   if (!shape) return fail(RANKSHAPE_ERR_ARG, "rankshape_relabel_comm: shape is NULL");
@@ -72,6 +76,10 @@ int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
       so.objective = rankshape::ObjectiveSpec::parse(
           o.objective ? o.objective : "",
           rankshape::Pattern::parse(o.pattern ? o.pattern : "fibres"));
+      if (o.periods && nperiods != ndims) {
+        throw std::invalid_argument(std::to_string(nperiods) + " periods for " +
+                                    std::to_string(ndims) + " dimensions");
+      }
       if (o.periods) so.periods.assign(o.periods, o.periods + ndims);
       if (so.source == rankshape::CostSource::kMatrix) {
         if (!o.matrix) throw std::invalid_argument("source \"matrix\" needs options->matrix");
@@ -96,10 +104,17 @@ int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
   }
 }
 
+}  // namespace
+
+int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
+                           const rankshape_options* options, rankshape_shape** shape) {
+  return relabel_comm(comm, ndims, dims, options, ndims, shape);
+}
+
 int rankshape_relabel_comm_f(MPI_Fint comm, int ndims, const int dims[], const char* pattern,
                              const char* objective, const char* source, const char* cost_file,
                              const char* algorithm, long long seed, double time_limit,
-                             const int* periods, rankshape_shape** shape) {
+                             const int* periods, int nperiods, rankshape_shape** shape) {
   rankshape_options o;
   rankshape_options_init(&o);
   if (pattern) o.pattern = pattern;
@@ -110,7 +125,7 @@ int rankshape_relabel_comm_f(MPI_Fint comm, int ndims, const int dims[], const c
   o.seed = static_cast<unsigned long long>(seed);
   o.time_limit = time_limit;
   o.periods = periods;
-  return rankshape_relabel_comm(MPI_Comm_f2c(comm), ndims, dims, &o, shape);
+  return relabel_comm(MPI_Comm_f2c(comm), ndims, dims, &o, nperiods, shape);
 }
 
 MPI_Fint rankshape_comm_f(const rankshape_shape* s) { return MPI_Comm_c2f(rankshape_comm(s)); }

@@ -37,6 +37,7 @@ case $mpi in
 esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+trap 'exit 143' INT TERM
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 libdir=$(pkg-config --variable=libdir rankshape) || { echo "FAIL: pkg-config finds no rankshape in $prefix" >&2; exit 1; }
 failures=0
@@ -112,6 +113,14 @@ for f in halo_mpi halo_f08; do
   if build "$f" "$fc" -Wall -Werror "$repo/examples/fortran/$f.f90" \
     $(pkg-config --cflags --libs rankshape-fortran) -Wl,-rpath,"$libdir" -o "$work/$f"; then
     run "$f" -- "$work/$f" 1 4 "$costs"
+    # Zeros in dims come back chosen (2x2 for 4 ranks).
+    if launch 4 -- "$work/$f" 0 0 "$costs" >"$work/$f.zeros" 2>&1 && grep -q "^dims 2 2$" "$work/$f.zeros" &&
+      grep -q "^checks ok" "$work/$f.zeros"; then
+      echo "ok ($mpi): $f with dims 0 0: 2 2 chosen and returned, halo checks ok"
+    else
+      fail "$f with dims 0 0: not 2 2 returned"; cat "$work/$f.zeros" >&2
+    fi
+    grep -q "^rankshape $version$" "$work/$f.out" || fail "$f: rankshape_version() is not $version"
   fi
 done
 
@@ -125,7 +134,8 @@ for f in stencil_program_mpi stencil_program_f08; do
   if build "$f" "$fc" -Wall "$repo/tests/install/$f.f90" -o "$work/$f"; then
     run "preload-$f" LD_PRELOAD="$preload" RANKSHAPE_COSTS="$costs" -- "$work/$f" 1 4
     # Without the drop-in MPI keeps the job's order: proof the preload did it.
-    if launch 4 -- "$work/$f" 1 4 >"$work/$f.plain" 2>&1 &&
+    if launch 4 -- "$work/$f" 1 4 >"$work/$f.plain" 2>&1 && grep -q "^checks ok" "$work/$f.plain" &&
+      [ "$(grep -c '^world ' "$work/$f.plain")" -eq 4 ] &&
       [ "$(awk '$1 == "world" && $2 != $4' "$work/$f.plain" | wc -l)" -eq 0 ]; then
       echo "ok ($mpi): $f without the drop-in: cart rank = world rank"
     else
