@@ -482,6 +482,48 @@ def time_part(a):
     return rows
 
 
+def table_part(a):
+    """Rebuilds stencil_time.{csv,md} in --out from the outputs that earlier
+    time runs left under each --from folder's stencil/time/ (halo.csv,
+    evaluate.json, the orderings' .perm and .log files), without simulating:
+    for tables assembled from several --configs runs."""
+    rows = []
+    for base in a.sources:
+        for platform, np_, grid2, grid3 in TIME_PLATFORMS:
+            for placement in ("block", "scattered"):
+                d = os.path.join(base, "stencil", "time", "%s-%s" % (platform, placement))
+                for shape, grid in (("2d-5point", grid2), ("3d-7point", grid3)):
+                    sd = os.path.join(d, shape)
+                    if not os.path.exists(os.path.join(sd, "halo.csv")):
+                        continue
+                    evals = {}
+                    for e in json.load(open(os.path.join(sd, "evaluate.json")))["labellings"]:
+                        evals[os.path.basename(e["name"]).replace(".perm", "")] = e
+                    for r in csv.DictReader(open(os.path.join(sd, "halo.csv"))):
+                        e = evals[r["labelling"]]
+                        rows.append({"platform": platform, "ranks": np_, "placement": placement,
+                                     "stencil": shape, "grid": grid, "bytes": r["bytes"],
+                                     "ordering": r["labelling"], "seconds": r["seconds"],
+                                     "objective": e["objective"],
+                                     "node_pairs": level(e, 0, "crossing_pairs"),
+                                     "busiest_node": level(e, 0, "busiest_pairs")})
+                    for n in ORDERINGS:
+                        if n == "identity" or os.path.exists(os.path.join(sd, n + ".perm")):
+                            continue
+                        log = os.path.join(sd, n + ".log")
+                        note = open(log).read().strip().splitlines() if os.path.exists(log) else []
+                        rows.append({"platform": platform, "ranks": np_, "placement": placement,
+                                     "stencil": shape, "grid": grid, "bytes": "", "ordering": n,
+                                     "seconds": "", "objective": "", "node_pairs": "",
+                                     "busiest_node": "n/a: " + (note[-1] if note else
+                                                                "no labelling for this input")})
+    if not rows:
+        sys.exit("stencil_bench: --parts table found no time outputs under %s" % ", ".join(a.sources))
+    write_csv(os.path.join(a.out, "stencil_time.csv"), rows)
+    write_time_md(a, rows)
+    return rows
+
+
 def write_time_md(a, rows):
     lines = ["# Halo exchange on simulated clusters", "",
              "Written by `bench/stencil_bench.sh --parts time` (%s), SimGrid %s." % (
@@ -531,7 +573,10 @@ def main():
     p.add_argument("--smpi-bin", required=True, help="folder with halo_bench, measure (SMPI)")
     p.add_argument("--peers", help="folder with mpicartreorder_driver and nodecart_driver")
     p.add_argument("--out", default="bench/results")
-    p.add_argument("--parts", default="quality,time")
+    p.add_argument("--parts", default="quality,time",
+                   help="quality, time, or table (rebuild the time tables from --from)")
+    p.add_argument("--from", dest="sources", default="",
+                   help="with --parts table: output folders of earlier time runs (default --out)")
     p.add_argument("--cases", default="", help="quality cases to run (default all)")
     p.add_argument("--configs", default="", help="time configurations PLATFORM-PLACEMENT (default all)")
     p.add_argument("--reps", type=int, default=2, help="timed halo steps")
@@ -540,8 +585,8 @@ def main():
     a.configs = [c for c in a.configs.split(",") if c]
     parts = a.parts.split(",")
     for part in parts:
-        if part not in ("quality", "time"):
-            sys.exit("stencil_bench: --parts takes quality and time, got '%s'" % part)
+        if part not in ("quality", "time", "table"):
+            sys.exit("stencil_bench: --parts takes quality, time and table, got '%s'" % part)
     if a.peers:
         for tool in ("mpicartreorder_driver", "nodecart_driver"):
             if not os.access(os.path.join(a.peers, tool), os.X_OK):
@@ -553,6 +598,9 @@ def main():
         quality(a)
     if "time" in parts:
         time_part(a)
+    if "table" in parts:
+        a.sources = [d for d in a.sources.split(",") if d] or [a.out]
+        table_part(a)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """Tests of bench/stencil_bench.py's own logic: the nodecart-style baseline,
-Spearman's correlation, the peers' stencil and the periods of a pattern."""
+Spearman's correlation, the peers' stencil, the periods of a pattern and
+the time tables rebuilt from earlier runs' outputs."""
+import csv
+import json
 import os
 import sys
+import tempfile
+import types
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -53,6 +58,54 @@ class Patterns(unittest.TestCase):
         nine = sb.peer_stencil("stencil:points=9", 2).split("@")
         self.assertEqual(len(nine), 8 * 2)
         self.assertNotIn(["0", "0"], [nine[i:i + 2] for i in range(0, 16, 2)])
+
+
+class TablePart(unittest.TestCase):
+    def write_run(self, base, config, shape, seconds, missing=None):
+        d = os.path.join(base, "stencil", "time", config, shape)
+        os.makedirs(d)
+        with open(os.path.join(d, "halo.csv"), "w") as f:
+            f.write("labelling,bytes,seconds,messages\n")
+            for name, t in seconds.items():
+                f.write("%s,65536,%s,4\n" % (name, t))
+        labellings = [{"name": "/x/%s.perm" % n, "objective": i + 1.0,
+                       "stencil": {"levels": [{"crossing_pairs": 10 * i, "busiest_pairs": i}]}}
+                      for i, n in enumerate(seconds)]
+        json.dump({"labellings": labellings}, open(os.path.join(d, "evaluate.json"), "w"))
+        for n in seconds:
+            if n != "identity":
+                open(os.path.join(d, n + ".perm"), "w").close()
+        if missing:
+            open(os.path.join(d, missing + ".log"), "w").write("error: ignores --dims\n")
+
+    def test_rows_from_two_runs_and_the_missing_peers(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            one, two, out = (os.path.join(tmp, n) for n in ("one", "two", "out"))
+            self.write_run(one, "lvl2-node64-core16-block", "2d-5point",
+                           {"identity": 0.004, "rankshape-stencil": 0.002}, missing="nodecart")
+            self.write_run(two, "lvl2-node128-core32-scattered", "3d-7point",
+                           {"identity": 0.009, "hyperplane": 0.003, "rankshape-stencil": 0.003})
+            os.makedirs(out)
+            a = types.SimpleNamespace(out=out, reps=2, sources=[one, two])
+            rows = sb.table_part(a)
+            timed = [r for r in rows if r["bytes"]]
+            self.assertEqual(len(timed), 5)
+            self.assertEqual({r["ranks"] for r in timed}, {1024, 4096})
+            mine = [r for r in timed if r["ordering"] == "rankshape-stencil" and r["ranks"] == 1024][0]
+            self.assertEqual((mine["seconds"], mine["objective"], mine["node_pairs"]), ("0.002", 2.0, 10))
+            na = [r for r in rows if r["ordering"] == "nodecart" and r["ranks"] == 1024]
+            self.assertEqual(na[0]["busiest_node"], "n/a: error: ignores --dims")
+            written = list(csv.DictReader(open(os.path.join(out, "stencil_time.csv"))))
+            self.assertEqual(len(written), len(rows))
+            md = open(os.path.join(out, "stencil_time.md")).read()
+            self.assertIn("| lvl2-node128-core32 | 4096 | scattered | 3d-7point 16x16x16 |", md)
+
+    def test_no_outputs_is_an_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a = types.SimpleNamespace(out=tmp, reps=2, sources=[os.path.join(tmp, "none")])
+            with self.assertRaises(SystemExit) as e:
+                sb.table_part(a)
+            self.assertIn("found no time outputs", str(e.exception))
 
 
 if __name__ == "__main__":
