@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+from harness_plot import spearman  # Spearman's rho, average ranks for ties
+
 # name, grid, stencil, synth arguments (racks, nodes per rack, sockets,
 # cores per socket), placement, what it shows. A "torus" machine has no
 # racks: its nodes sit on a 2-D torus (written by torus_costs()).
@@ -381,28 +383,6 @@ def write_quality_md(a, rows):
     os.replace(path + ".tmp", path)
 
 
-def spearman(xs, ys):
-    def ranks(v):
-        order = sorted(range(len(v)), key=lambda i: v[i])
-        r = [0.0] * len(v)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                r[order[k]] = (i + j) / 2.0
-            i = j + 1
-        return r
-    rx, ry = ranks(xs), ranks(ys)
-    n = len(xs)
-    mx, my = sum(rx) / n, sum(ry) / n
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    sxx = sum((a - mx) ** 2 for a in rx)
-    syy = sum((b - my) ** 2 for b in ry)
-    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
-
-
 def smpi(a, platform, hostfile, np_, cmd, log):
     full = ["smpirun", "-np", str(np_), "-platform", "data/platforms/%s.xml" % platform,
             "-hostfile", "data/platforms/%s" % hostfile] + SMPI_FLAGS + cmd
@@ -550,7 +530,8 @@ def write_time_md(a, rows):
         vs_peer = "%.3f" % (mine / min(peers)) if peers and mine else "-"
         vs_id = "%.2fx" % (by["identity"] / mine) if mine else "-"
         rho = spearman([float(r["objective"]) for r in rs], [float(r["seconds"]) for r in rs])
-        lines.append("| %s | %d | %s | %s %s | %s | %s | %s | %s | %.3f |" % (
+        rho = "%.3f" % rho if rho is not None else "-"  # None: a constant side
+        lines.append("| %s | %d | %s | %s %s | %s | %s | %s | %s | %s |" % (
             key[0], key[1], key[2], key[3], key[4], "64 KiB" if key[5] == "65536" else "1 MiB",
             " | ".join(cells), vs_peer, vs_id, rho))
     path = os.path.join(a.out, "stencil_time.md")

@@ -130,8 +130,10 @@ if build stencil_c "$cc" "$repo/tests/dropin/stencil_program.c" -o "$work/stenci
   # stencil_program.c prints "world W cart C coords X Y".
   run preload-c LD_PRELOAD="$preload" RANKSHAPE_COSTS="$costs" -- "$work/stencil_c" 1 4 1 1
 fi
-for f in stencil_program_mpi stencil_program_f08; do
-  if build "$f" "$fc" -Wall "$repo/tests/install/$f.f90" -o "$work/$f"; then
+for v in mpi f08; do
+  f=stencil_program_$v flags=(-cpp)
+  [ $v = mpi ] || flags+=(-DF08)
+  if build "$f" "$fc" -Wall "${flags[@]}" "$repo/tests/install/stencil_program.F90" -o "$work/$f"; then
     run "preload-$f" LD_PRELOAD="$preload" RANKSHAPE_COSTS="$costs" -- "$work/$f" 1 4
     # Without the drop-in MPI keeps the job's order: proof the preload did it.
     if launch 4 -- "$work/$f" 1 4 >"$work/$f.plain" 2>&1 && grep -q "^checks ok" "$work/$f.plain" &&

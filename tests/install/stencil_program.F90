@@ -1,14 +1,20 @@
-! An ordinary Fortran stencil program (use mpi_f08) that knows nothing of
-! rankshape: MPI_Cart_create with reorder, then a halo exchange along each
-! dimension checked against MPI_Cart_shift. outsider_test.sh runs it with
-! librankshape_cart.so preloaded. stencil_program_mpi.f90 is the same with
-! use mpi.
-!   stencil_program_f08 Q0 Q1
+! An ordinary Fortran stencil program that knows nothing of rankshape:
+! MPI_Cart_create with reorder, then a halo exchange along each dimension
+! checked against MPI_Cart_shift. outsider_test.sh builds it with use mpi
+! and with use mpi_f08 (-DF08) and runs it with librankshape_cart.so
+! preloaded.
+!   stencil_program Q0 Q1
 ! Rank 0 prints "world W cart C" for every world rank and "checks ok".
-program stencil_program_f08
+program stencil_program
+#ifdef F08
   use mpi_f08
   implicit none
   type(MPI_Comm) :: cart
+#else
+  use mpi
+  implicit none
+  integer :: cart
+#endif
   integer :: dims(2), ierror, rank, world_rank, world_size, k, down, up, from_down, from_up
   integer :: failed, any
   integer, allocatable :: carts(:)
@@ -51,4 +57,4 @@ program stencil_program_f08
   end if
   call MPI_Comm_free(cart, ierror)
   call MPI_Finalize(ierror)
-end program stencil_program_f08
+end program stencil_program
