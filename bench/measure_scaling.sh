@@ -6,14 +6,19 @@
 # with one rank per node (node-to-node pairs only; inside a node there is
 # one rank). Also the real time the simulation took and its peak memory.
 #   bench/measure_scaling.sh [--dense "16 32 64 128 256"] [--nodes "64 ... 1024"] [--out DIR]
-# Writes DIR/measure_scaling.{csv,md} (default bench/results).
+#       [--measure BINARY]
+# Writes DIR/measure_scaling.{csv,md} (default bench/results). --measure
+# times another SMPI build of measure (e.g. an older one) instead of this
+# tree's, to compare the two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dense="16 32 64 128 256"
 nodes="64 128 256 512 1024"
 out=bench/results
+measure=""
 while [ $# -gt 0 ]; do
   case $1 in
+    --measure) measure=$2; shift 2 ;;
     --dense) dense=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
@@ -23,8 +28,11 @@ done
 for tool in smpirun /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "measure_scaling.sh: needs $tool (tools/install-deps)" >&2; exit 1; }
 done
-bazel build --config=smpi //cmd:measure
-measure=$(bazel info --config=smpi bazel-bin 2>/dev/null)/cmd/measure
+if [ -z "$measure" ]; then
+  bazel build --config=smpi //cmd:measure
+  measure=$(bazel info --config=smpi bazel-bin 2>/dev/null)/cmd/measure
+fi
+[ -x "$measure" ] || { echo "measure_scaling.sh: no measure binary at $measure" >&2; exit 2; }
 platform=data/platforms/flat-1024.xml
 sizes=8,1024 reps=3 warmup=1
 work=$(mktemp -d)

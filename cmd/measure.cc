@@ -29,7 +29,8 @@ struct Args {
   std::string out, mode = "dense", metric = "time", topology;
   std::vector<std::size_t> sizes = {8, 4096, 65536, 262144};
   double message_bytes = 65536, stall_seconds = 60, inter_node = 10;
-  int reps = 10, warmup = 2, sweeps = 1;
+  int reps = 10, warmup = 2, sweeps = 1, retries = 4;
+  std::string pacing = "auto";
   bool bsp = false;
   std::string grid;
   std::vector<std::size_t> bsp_words = {64, 1024, 16384};
@@ -77,6 +78,18 @@ nlohmann::json measure_bsp_summary(const Args& a, const mpi::Communicator& world
   return out;
 }
 
+// What the ping-pong saw and did: the machine's load, the pacing, the
+// consistency passes.
+nlohmann::json measurement_json(const PingPongResult& r) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& [a, b] : r.inconsistent) pairs.push_back({a, b});
+  return {{"hosts", r.host_load},        {"oversubscribed", r.oversubscribed},
+          {"pacing", r.pacing},          {"rounds", r.rounds},
+          {"suspect_pairs", r.suspects}, {"remeasured_pairs", r.remeasured},
+          {"inconsistent_pairs", pairs}, {"inverted", r.inverted},
+          {"seconds", r.seconds}};
+}
+
 int run(const Args& a, const mpi::Communicator& world) {
   const double started = MPI_Wtime();
   const bool root = world.rank() == 0;
@@ -85,6 +98,8 @@ int run(const Args& a, const mpi::Communicator& world) {
   o.repetitions = a.reps;
   o.warmup = a.warmup;
   o.sweeps = a.sweeps;
+  o.pacing = parse_pacing(a.pacing);
+  o.retries = a.retries;
   o.seed = a.seed;
   o.stall_seconds = a.stall_seconds;
   o.result_on_every_rank = false;  // only rank 0 writes
@@ -102,22 +117,39 @@ int run(const Args& a, const mpi::Communicator& world) {
                             {"repetitions", a.reps},
                             {"warmup", a.warmup},
                             {"seed", a.seed},
+                            {"retries", a.retries},
                             {"simulated_time", mpi::simulated()}};
   const std::string costs_path = a.out + "/costs.txt";
+  std::string warning;  // on rank 0: an inconsistent measurement
   if (a.mode == "dense") {
+    o.node_of = layout.node_of;
     const PingPongResult r = measure_pingpong(world, o);
     summary["fit"] = {{"worst_r_squared", r.worst_r_squared}, {"mean_r_squared", r.mean_r_squared}};
     summary["rounds_seconds"] = r.seconds;
+    summary["measurement"] = measurement_json(r);
+    summary["consistent"] = r.consistent();
+    warning = r.warning();
     if (root) write_dense_costs(costs_path, costs_from(r, metric, a.message_bytes));
   } else if (a.mode == "hierarchical") {
     const HierarchicalResult r = measure_hierarchical(world, layout, o, metric, a.message_bytes);
     summary["fit"] = {{"nodes_worst_r_squared", r.nodes.worst_r_squared},
                       {"inner_node_worst_r_squared", r.inner_node.worst_r_squared}};
+    if (root) {
+      summary["measurement"] = {{"between_nodes", measurement_json(r.nodes)},
+                                {"inside_node_0", measurement_json(r.inner_node)}};
+    }
+    summary["consistent"] = r.consistent;
+    warning = r.warning;
     if (root) write_structured_costs(costs_path, *r.costs);
   } else {
     const StructuredCosts c = model_from_topology(layout, a.inter_node, a.topology);
     summary["inter_node_cost"] = a.inter_node;
     if (root) write_structured_costs(costs_path, c);
+  }
+  if (root && !warning.empty()) {
+    summary["warning"] = warning;
+    std::cerr << "measure: warning: the costs are not consistent: " << warning
+              << " (see summary.json; relabel_comm() would use the hwloc model instead)\n";
   }
   if (a.bsp) summary["bsp"] = measure_bsp_summary(a, world);
   summary["seconds"] = MPI_Wtime() - started;
@@ -169,8 +201,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_option("--seed", a.seed, "seed of the partner schedule")->capture_default_str();
-  app.add_option("--sweeps", a.sweeps, "full sweeps; the per-pair median is kept")
+  app.add_option("--sweeps", a.sweeps, "full sweeps; the least time per pair is kept")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--pacing", a.pacing,
+                 "auto: fewer pairs at once when a host has more ranks than CPUs; all: every "
+                 "rank in every round; capped: one pair per host at a time")
+      ->check(CLI::IsMember({"auto", "all", "capped"}))
+      ->capture_default_str();
+  app.add_option("--retries", a.retries,
+                 "passes that measure again the pairs breaking the costs' structure")
+      ->check(CLI::Range(0, 100))
       ->capture_default_str();
   app.add_flag("--bsp", a.bsp, "also measure BSP r, g, l (into summary.json)");
   cli::add_version_flag(app);

@@ -4,9 +4,13 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <stdexcept>
+
+#include "lib/measure/fit.h"
+#include "lib/measure/host_load.h"
 
 namespace rankshape {
 namespace {
@@ -65,6 +69,29 @@ StructuredSpec spec_for(const JobLayout& layout, std::vector<double> core_costs,
   return s;
 }
 
+// m = min(m, fresh) element-wise (m empty: fresh).
+void keep_least(std::vector<double>& m, const std::vector<double>& fresh) {
+  if (m.empty()) {
+    m = fresh;
+    return;
+  }
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] = std::min(m[i], fresh[i]);
+}
+
+// The largest (or smallest) off-diagonal value of a square matrix; -1 when
+// it has none.
+double off_diagonal(const std::vector<double>& m, bool largest) {
+  const auto n = static_cast<std::size_t>(std::llround(std::sqrt(m.size())));
+  double out = -1;
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = a + 1; b < n; ++b) {
+      const double v = m[a * n + b];
+      if (out < 0 || (largest ? v > out : v < out)) out = v;
+    }
+  }
+  return out;
+}
+
 int largest_node(const JobLayout& layout) {
   std::vector<int> sizes(layout.nodes, 0);
   for (int n : layout.node_of) ++sizes[n];
@@ -115,16 +142,72 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
   const mpi::Communicator leaders = comm.split(leader ? 0 : 1, me);
   PingPongResult between, inside;
   std::vector<double> node_matrix, core_measured;
-  if (leader) {
-    between = measure_pingpong(leaders, options);
-    if (me == 0) node_matrix = metric_matrix(between, metric, message_bytes);
-  }
-  if (layout.node_of[me] == 0) {
-    inside = measure_pingpong(node, options);
-    if (me == 0) core_measured = metric_matrix(inside, metric, message_bytes);
+  // Leaders are on different nodes, node 0's ranks on one: no node order
+  // to check inside either measurement.
+  PingPongOptions sub = options;
+  sub.node_of.clear();
+  // The ranks not measuring wait in quiet barriers, so that on a host with
+  // more ranks than CPUs they leave the CPUs to those that measure. Both
+  // measurements are taken again, keeping the least value per pair, while
+  // node 0's dearest pair costs as much as the cheapest pair between nodes
+  // (up to options.retries times): the two are timed apart, so one of them
+  // may have run while the host was busy as a whole.
+  for (int pass = 0;; ++pass) {
+    if (leader) {
+      between = measure_pingpong(leaders, sub);
+      if (me == 0) keep_least(node_matrix, metric_matrix(between, metric, message_bytes));
+    }
+    quiet_barrier(comm);
+    if (layout.node_of[me] == 0) {
+      inside = measure_pingpong(node, sub);
+      if (me == 0) keep_least(core_measured, metric_matrix(inside, metric, message_bytes));
+    }
+    quiet_barrier(comm);
+    int overlap = 0;
+    if (me == 0) {
+      const double dearest_inside = off_diagonal(core_measured, true);
+      const double cheapest_between = off_diagonal(node_matrix, false);
+      overlap = dearest_inside >= 0 && cheapest_between >= 0 && dearest_inside >= cheapest_between;
+    }
+    mpi::check(MPI_Bcast(&overlap, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+    if (!overlap || pass >= options.retries) break;
   }
   if (layout.node_of[0] != 0) throw std::logic_error("rank 0 must be on node 0");
-  HierarchicalResult result{std::nullopt, between, inside};
+  HierarchicalResult result{std::nullopt, between, inside, true, ""};
+  // Rank 0 checks that node 0's pairs are cheaper than node pairs, in the
+  // median, and tells every rank whether all is consistent.
+  int consistent = 1;
+  if (me == 0) {
+    std::vector<std::string> problems;
+    if (!between.consistent()) problems.push_back("between nodes: " + between.warning());
+    if (!inside.consistent()) problems.push_back("inside node 0: " + inside.warning());
+    const auto off_diagonal_median = [](const std::vector<double>& m) {
+      const auto n = static_cast<std::size_t>(std::llround(std::sqrt(m.size())));
+      std::vector<double> v;
+      for (std::size_t a = 0; a < n; ++a) {
+        for (std::size_t b = a + 1; b < n; ++b) v.push_back(m[a * n + b]);
+      }
+      return v.empty() ? -1.0 : median(v);
+    };
+    const double in = off_diagonal_median(core_measured);
+    const double across = off_diagonal_median(node_matrix);
+    if (in >= 0 && across >= 0 && !(in < across)) {
+      problems.push_back("pairs inside node 0 are not cheaper than pairs between nodes (medians " +
+                         std::to_string(in) + " and " + std::to_string(across) + ")");
+    }
+    for (const std::string& s : problems) {
+      result.warning += (result.warning.empty() ? "" : "; ") + s;
+    }
+    consistent = problems.empty() ? 1 : 0;
+  }
+  mpi::check(MPI_Bcast(&consistent, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+  result.consistent = consistent != 0;
+  if (!result.consistent) {
+    int n = static_cast<int>(result.warning.size());
+    mpi::check(MPI_Bcast(&n, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
+    result.warning.resize(static_cast<std::size_t>(n));
+    mpi::check(MPI_Bcast(result.warning.data(), n, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
+  }
   if (options.result_on_every_rank) {
     bcast(comm, node_matrix);
     bcast(comm, core_measured);

@@ -33,11 +33,15 @@ struct HierarchicalResult {
   std::optional<StructuredCosts> costs;
   PingPongResult nodes;       // among node leaders (p = number of nodes)
   PingPongResult inner_node;  // inside node 0 (p = its size; empty when modelled)
+  /// On every rank: both measurements consistent (PingPongResult::
+  /// consistent()), and node 0's pairs cheaper than node pairs in the median.
+  bool consistent = true;
+  std::string warning;  // on every rank: what is not, for people
 };
 
 /// Collective. Node-to-node and core-to-core costs by ping-pong, for the
-/// chosen metric. Nodes with fewer ranks than the largest use its cores;
-/// core pairs node 0 does not have get node 0's mean core cost.
+/// chosen metric; ranks not measuring wait in quiet_barrier(). Nodes with fewer ranks than the
+/// largest use its cores; core pairs node 0 does not have get node 0's mean core cost.
 HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const JobLayout& layout,
                                         const PingPongOptions& options, Metric metric,
                                         double message_bytes);

@@ -1,13 +1,24 @@
 // Pairwise ping-pong measurement over a communicator.
 //
-// Every round of the partner schedule (schedule.h) pairs the ranks; the
-// lower rank of each pair times round trips for every message size
-// (warm-up first), keeps the median one-way time per size after dropping
-// stragglers, and fits t = l + g * bytes by least squares. The smallest
-// size's median is the startup latency. One sweep takes q = 2^ceil(log2 p)
-// rounds; with several sweeps the per-pair median across sweeps is kept.
-// Each rank then contributes its own row (4p values) to the p x p matrices
-// on every rank, or on rank 0 only.
+// Rounds pair the ranks; the lower rank of each pair times round trips for
+// every message size (warm-up first). Descheduling only ever adds time, so
+// each pair and size keeps the minimum over its repetitions and sweeps,
+// not a median: a median still follows a pair whose partner loses its CPU
+// in most repetitions, as happens when ranks outnumber cores. The fit
+// t = l + g * bytes comes from those minima; the smallest size's is the
+// startup latency.
+//
+// Pacing: on a quiet machine every rank measures at once (the randomised
+// perfect pairings of schedule.h, q = 2^ceil(log2 p) rounds per sweep).
+// When a host has more ranks than CPUs (host_load.h), at most as many
+// ranks as it has CPUs measure at once (capped_rounds), and the others
+// wait in quiet_barrier() instead of busy-polling.
+//
+// Consistency: rank 0 checks every size's times (consistency.h); pairs
+// that break the structure are measured again with twice the repetitions,
+// up to `retries` times, keeping the minimum. Pairs still suspect after
+// that, and a measurement whose inside-node pairs are not cheaper than
+// its across-node ones, are reported (PingPongResult::consistent()).
 #ifndef RANKSHAPE_LIB_MEASURE_PINGPONG_H_
 #define RANKSHAPE_LIB_MEASURE_PINGPONG_H_
 
@@ -15,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lib/model/costs.h"
@@ -22,14 +34,31 @@
 
 namespace rankshape {
 
+/// How many ranks measure at once.
+enum class Pacing {
+  kAuto,      // kAllPairs, or kCapped when a host has more ranks than CPUs
+  kAllPairs,  // every rank in every round (perfect pairings)
+  kCapped,    // at most a host's CPUs (kAuto), or one pair per host (forced)
+};
+
+/// "auto", "all", "capped"; throws std::invalid_argument otherwise.
+Pacing parse_pacing(const std::string& name);
+std::string pacing_name(Pacing pacing);
+
 struct PingPongOptions {
   /// Message sizes in bytes; at least two different ones; the first is used
   /// for the startup latency.
   std::vector<std::size_t> sizes = {8, 4096, 65536, 262144};
   int repetitions = 10;
   int warmup = 2;
-  /// Full sweeps, each with its own schedule; the median per pair is kept.
+  /// Full sweeps, each with its own schedule; the minimum per pair is kept.
   int sweeps = 1;
+  Pacing pacing = Pacing::kAuto;
+  /// Passes that measure suspect pairs again (consistency.h); 0: none.
+  int retries = 4;
+  /// Node of every rank of the communicator (e.g. JobLayout::node_of), for
+  /// the check that pairs inside a node are the cheaper; empty: no check.
+  std::vector<int> node_of;
   std::uint64_t seed = 1;  // schedule alpha, beta (the same on every rank)
   /// Seconds one step may wait for a partner before the run ends; <= 0 off.
   double stall_seconds = 60;
@@ -58,6 +87,21 @@ struct PingPongResult {
   double worst_r_squared = 1;             // over all pairs
   double mean_r_squared = 1;
   double seconds = 0;  // MPI_Wtime (simulated under SMPI)
+  // On every rank:
+  std::string host_load;  // e.g. "1 host: 8 ranks on 2 CPUs"
+  bool oversubscribed = false;
+  std::string pacing;  // what was done, e.g. "capped: ..."
+  int rounds = 0;      // measuring rounds, re-measurements included
+  int suspects = 0;    // pairs the first check found
+  int remeasured = 0;  // pair measurements repeated, over all passes
+  /// Pairs (a < b) still breaking the structure after the last pass.
+  std::vector<std::pair<int, int>> inconsistent;
+  /// Pairs inside a node were not cheaper than pairs across, in the median.
+  bool inverted = false;
+  bool consistent() const { return inconsistent.empty() && !inverted; }
+  /// One line for people, e.g. "2 of 28 pairs still inconsistent after 3
+  /// passes (first 0-5 ...)"; empty when consistent.
+  std::string warning() const;
 };
 
 /// Throws std::invalid_argument for options measure_pingpong() refuses.

@@ -14,6 +14,8 @@
 #define RANKSHAPE_LIB_MEASURE_SCHEDULE_H_
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace rankshape {
 
@@ -33,6 +35,23 @@ struct PartnerSchedule {
   /// Partner of rank s in round i (0 <= i < q); s itself means idle.
   int partner(int s, int round) const;
 };
+
+/// Rounds in which only some ranks measure at once, for hosts with more
+/// ranks than CPUs (a rank waiting for a descheduled partner times the
+/// scheduler, not the network): pairs (a, b) of ranks are dealt into rounds
+/// in a random order from seed, each rank at most once per round and each
+/// host h at most cap[h] measuring ranks per round (a pair inside one host
+/// takes two of its places; a cap below 2 counts as 2). Every pair lands in
+/// exactly one round. Greedy: on one host of 8 ranks with cap 2, the 28
+/// pairs take 28 rounds, the fewest possible. Throws std::invalid_argument
+/// for a rank outside [0, host_of.size()) or a pair of one rank.
+std::vector<std::vector<std::pair<int, int>>> capped_rounds(std::vector<std::pair<int, int>> pairs,
+                                                            const std::vector<int>& host_of,
+                                                            const std::vector<int>& cap,
+                                                            std::uint64_t seed);
+
+/// Every pair (a, b), a < b, of p ranks.
+std::vector<std::pair<int, int>> all_pairs(int p);
 
 /// The smallest power of two >= p (p >= 1).
 int next_power_of_two(int p);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -95,6 +96,7 @@ std::uint64_t options_fingerprint(const ShapeOptions& o) {
   f.add(o.inter_node_cost).add(o.measurement.repetitions).add(o.measurement.warmup);
   f.add(o.heatmap_prefix);
   f.add(o.measurement.sweeps).add(o.measurement.seed);
+  f.add(static_cast<int>(o.measurement.pacing)).add(o.measurement.retries);
   f.add(o.collective_groups);
   for (std::size_t s : o.measurement.sizes) f.add(s);
   return f.value();
@@ -124,6 +126,32 @@ void check_cost_options(int p, const ShapeOptions& options) {
                                 " entries; a " + std::to_string(p) + "-rank job needs " +
                                 std::to_string(static_cast<long long>(p) * p));
   }
+}
+
+// The hwloc model inside nodes and inter_node_cost across (s.layout set).
+// With a measurement's warning (rank 0's; not empty): the measurement broke
+// the structure costs must have (lib/measure/consistency.h), so the model
+// and the node membership stand in rather than costs that would mislead
+// the search; rank 0 says so on stderr and the source reads
+// "model (measurement inconsistent)".
+JobCosts model_instead(const mpi::Communicator& comm, const ShapeOptions& o, JobCosts s,
+                       const std::string& warning) {
+  // Each rank reads its own node's topology; rank 0's core costs are used
+  // everywhere so that all ranks optimise the same costs.
+  std::optional<StructuredCosts> local;
+  agree(comm, capture([&] { local = model_from_topology(*s.layout, o.inter_node_cost, ""); }));
+  StructuredSpec spec = local->spec();
+  mpi::check(MPI_Bcast(spec.core_costs.data(), static_cast<int>(spec.core_costs.size()), MPI_DOUBLE,
+                       0, comm.get()),
+             "MPI_Bcast");
+  s.costs = std::make_unique<StructuredCosts>(std::move(spec));
+  s.levels = machine_levels(static_cast<const StructuredCosts&>(*s.costs));
+  s.source = warning.empty() ? "model" : "model (measurement inconsistent)";
+  if (comm.rank() == 0 && !warning.empty()) {
+    std::cerr << "rankshape: warning: the measured costs are not consistent (" << warning
+              << "); using the hwloc model and node membership instead\n";
+  }
+  return s;
 }
 
 // Step (2) without its timing; the options are checked and agreed on.
@@ -158,7 +186,10 @@ JobCosts costs_from_source(const mpi::Communicator& comm, const ShapeOptions& o)
     }
     case CostSource::kMeasureDense: {
       const JobLayout& layout = s.layout.emplace(gather_layout(comm));
-      const PingPongResult r = measure_pingpong(comm, ping);
+      PingPongOptions dense = ping;
+      dense.node_of = layout.node_of;
+      const PingPongResult r = measure_pingpong(comm, dense);
+      if (!r.consistent()) return model_instead(comm, o, std::move(s), r.warning());
       s.costs = std::make_unique<DenseCosts>(costs_from(r, o.metric, o.message_bytes));
       s.levels = node_levels(layout);
       s.source = "measure";
@@ -170,22 +201,11 @@ JobCosts costs_from_source(const mpi::Communicator& comm, const ShapeOptions& o)
       const JobLayout& layout = s.layout.emplace(gather_layout(comm));
       const bool model =
           o.source == CostSource::kModel || (o.source == CostSource::kAuto && layout.nodes == 1);
-      if (model) {
-        // Each rank reads its own node's topology; rank 0's core costs are
-        // used everywhere so that all ranks optimise the same costs.
-        std::optional<StructuredCosts> local;
-        agree(comm, capture([&] { local = model_from_topology(layout, o.inter_node_cost, ""); }));
-        StructuredSpec spec = local->spec();
-        mpi::check(MPI_Bcast(spec.core_costs.data(), static_cast<int>(spec.core_costs.size()),
-                             MPI_DOUBLE, 0, comm.get()),
-                   "MPI_Bcast");
-        s.costs = std::make_unique<StructuredCosts>(std::move(spec));
-        s.source = "model";
-      } else {
-        HierarchicalResult h = measure_hierarchical(comm, layout, ping, o.metric, o.message_bytes);
-        s.costs = std::make_unique<StructuredCosts>(std::move(*h.costs));
-        s.source = "hierarchical";
-      }
+      if (model) return model_instead(comm, o, std::move(s), "");
+      HierarchicalResult h = measure_hierarchical(comm, layout, ping, o.metric, o.message_bytes);
+      if (!h.consistent) return model_instead(comm, o, std::move(s), h.warning);
+      s.costs = std::make_unique<StructuredCosts>(std::move(*h.costs));
+      s.source = "hierarchical";
       s.levels = machine_levels(static_cast<const StructuredCosts&>(*s.costs));
       return s;
     }

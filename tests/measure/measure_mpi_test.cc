@@ -5,6 +5,7 @@
 
 #include "lib/measure/bsp.h"
 #include "lib/measure/hierarchy.h"
+#include "lib/measure/host_load.h"
 #include "lib/measure/pingpong.h"
 
 namespace rankshape {
@@ -50,7 +51,7 @@ TEST(PingPongTest, EveryPairIsMeasuredAndTheMatrixIsSymmetric) {
   EXPECT_EQ(c.size(), p);
 }
 
-TEST(PingPongTest, SeveralSweepsKeepTheMedian) {
+TEST(PingPongTest, SeveralSweepsKeepTheLeast) {
   PingPongOptions o = quick();
   o.sweeps = 3;
   const PingPongResult r = measure_pingpong(world(), o);
@@ -96,6 +97,8 @@ TEST(PingPongTest, RootOnlyResultsReachRankZeroAlone) {
 TEST(PingPongTest, InjectionSeesEveryRoundTripOnBothSides) {
   PingPongOptions o = quick();
   o.sweeps = 2;
+  o.retries = 0;                 // no pair measured again,
+  o.pacing = Pacing::kAllPairs;  // nor spread over rounds: the count below is exact
   int calls = 0, last_sweep = -1;
   std::set<int> partners;
   o.inject = [&](const PingPongOptions::Step& s) {
@@ -187,6 +190,66 @@ TEST(HierarchyTest, MeasuredAndModelledFormsCoverEveryRank) {
     }
   }
   EXPECT_THROW(model_from_topology(layout, -1, ""), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rankshape
+
+namespace rankshape {
+namespace {
+
+// One pair per host at a time, idle ranks in quiet barriers: still every
+// pair, the same matrix everywhere, and the pacing reported.
+TEST(PingPongTest, CappedPacingMeasuresEveryPair) {
+  PingPongOptions o = quick();
+  o.pacing = Pacing::kCapped;
+  const mpi::Communicator w = world();
+  const PingPongResult r = measure_pingpong(w, o);
+  const int p = w.size();
+  for (int a = 0; a < p; ++a) {
+    for (int b = 0; b < p; ++b) {
+      if (a != b) {
+        EXPECT_GT(r.startup[static_cast<std::size_t>(a) * p + b], 0) << a << "-" << b;
+      }
+    }
+  }
+  EXPECT_EQ(r.pacing.rfind("capped", 0), 0u) << r.pacing;
+  const HostLoad load = detect_host_load(w);
+  // Every host's ranks measure one pair at a time: at least as many rounds
+  // as the busiest host has pairs.
+  int most = 0;
+  for (int n : load.ranks) most = std::max(most, n);
+  EXPECT_GE(r.rounds, most * (most - 1) / 2);
+  EXPECT_FALSE(r.host_load.empty());
+}
+
+TEST(HostLoadTest, EveryRankIsOnOneHost) {
+  const mpi::Communicator w = world();
+  const HostLoad load = detect_host_load(w);
+  ASSERT_EQ(static_cast<int>(load.host_of.size()), w.size());
+  int ranks = 0;
+  for (std::size_t h = 0; h < load.ranks.size(); ++h) {
+    ranks += load.ranks[h];
+    EXPECT_GE(load.cpus[h], 1);
+  }
+  EXPECT_EQ(ranks, w.size());
+  bool over = false;
+  for (std::size_t h = 0; h < load.ranks.size(); ++h) over |= load.ranks[h] > load.cpus[h];
+  EXPECT_EQ(load.oversubscribed(), over);
+  quiet_barrier(w);  // returns on every rank
+}
+
+TEST(PingPongTest, BadPacingAndRetriesAreRefused) {
+  EXPECT_THROW(parse_pacing("sometimes"), std::invalid_argument);
+  EXPECT_EQ(parse_pacing("capped"), Pacing::kCapped);
+  PingPongOptions o = quick();
+  o.retries = -1;
+  EXPECT_THROW(check_pingpong_options(o), std::invalid_argument);
+  o.retries = 0;
+  o.node_of = {0};  // one node for a communicator of more ranks
+  if (world().size() > 1) {
+    EXPECT_THROW(measure_pingpong(world(), o), std::invalid_argument);
+  }
 }
 
 }  // namespace

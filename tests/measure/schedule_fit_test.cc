@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <stdexcept>
 
 #include "lib/measure/fit.h"
 #include "lib/measure/schedule.h"
@@ -33,6 +35,53 @@ TEST(ScheduleTest, EveryRoundPairsAndEveryPairMeetsOnce) {
       EXPECT_EQ(s.rounds(), q);
     }
   }
+}
+
+// Capped rounds: every pair exactly once, each rank at most once per
+// round, no host over its cap (a cap below 2 counts as 2).
+TEST(CappedRoundsTest, EveryPairOnceWithinTheCaps) {
+  SplitMix64 rng(7);
+  for (int p = 2; p <= 40; p += 3) {
+    for (int hosts = 1; hosts <= 4; ++hosts) {
+      std::vector<int> host_of(static_cast<std::size_t>(p)), cap(static_cast<std::size_t>(hosts));
+      for (int r = 0; r < p; ++r) host_of[r] = r % hosts;
+      for (int& c : cap) c = static_cast<int>(rng.below(5));  // 0..4
+      const auto rounds = capped_rounds(all_pairs(p), host_of, cap, 1000u + p);
+      std::set<std::pair<int, int>> met;
+      for (const auto& round : rounds) {
+        ASSERT_FALSE(round.empty());
+        std::set<int> busy;
+        std::vector<int> active(static_cast<std::size_t>(hosts), 0);
+        for (const auto& [a, b] : round) {
+          ASSERT_LT(a, b);
+          ASSERT_TRUE(busy.insert(a).second && busy.insert(b).second) << "a rank twice in a round";
+          ++active[host_of[a]];
+          ++active[host_of[b]];
+          ASSERT_TRUE(met.insert({a, b}).second) << "pair twice";
+        }
+        for (int h = 0; h < hosts; ++h) EXPECT_LE(active[h], std::max(2, cap[h]));
+      }
+      EXPECT_EQ(met.size(), static_cast<std::size_t>(p) * (p - 1) / 2);
+    }
+  }
+}
+
+TEST(CappedRoundsTest, OneHostOfEightWithTwoCpusTakesOnePairPerRound) {
+  const auto rounds = capped_rounds(all_pairs(8), std::vector<int>(8, 0), {2}, 1);
+  EXPECT_EQ(rounds.size(), 28u);
+  // Without a cap the greedy rounds stay near a perfect pairing's 7.
+  const auto open = capped_rounds(all_pairs(8), std::vector<int>(8, 0), {8}, 1);
+  EXPECT_LE(open.size(), 10u);
+  // Two hosts of 4 ranks and 2 CPUs each: two measuring ranks per host.
+  const auto two = capped_rounds(all_pairs(8), {0, 0, 0, 0, 1, 1, 1, 1}, {2, 2}, 1);
+  for (const auto& round : two) EXPECT_LE(round.size(), 2u);
+}
+
+TEST(CappedRoundsTest, BadPairsAreRefused) {
+  EXPECT_THROW(capped_rounds({{0, 0}}, {0, 0}, {2}, 1), std::invalid_argument);
+  EXPECT_THROW(capped_rounds({{0, 2}}, {0, 0}, {2}, 1), std::invalid_argument);
+  EXPECT_THROW(capped_rounds({{0, 1}}, {0, 1}, {2}, 1), std::invalid_argument);  // host 1 uncapped
+  EXPECT_TRUE(capped_rounds({}, {0, 0}, {2}, 1).empty());
 }
 
 TEST(ScheduleTest, HeaderExample) {

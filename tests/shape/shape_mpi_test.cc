@@ -106,6 +106,28 @@ TEST(RelabelCommTest, EveryCostSourceGivesAShapedCommunicator) {
   }
 }
 
+// A pair that is slow in every repetition, also when measured again,
+// breaks the triangle check (it costs far more than the path through a
+// third rank): relabel_comm() falls back to the hwloc model and the node
+// membership, and says so in the report, on every rank.
+TEST(RelabelCommTest, InconsistentMeasurementFallsBackToTheModel) {
+  const int p = world_size();
+  if (p < 3) GTEST_SKIP() << "the triangle check needs a third rank";
+  ShapeOptions o = quick(CostSource::kMeasureDense);
+  o.measurement.retries = 1;
+  const int me = world_rank();
+  o.measurement.inject = [me](const PingPongOptions::Step& s) {
+    if (me == 1 && s.partner == 0) {
+      const double start = MPI_Wtime();  // MPI time, so that SMPI advances too
+      while (MPI_Wtime() - start < 5e-3) {
+      }
+    }
+  };
+  const ShapedComm s = relabel_comm(MPI_COMM_WORLD, complete_grid(p, {0, 0}), o);
+  expect_well_shaped(s);
+  EXPECT_EQ(s.report().cost_source, "model (measurement inconsistent)");
+}
+
 TEST(RelabelCommTest, CostFileIsReadByEveryRank) {
   const int p = world_size();
   const std::string path = testing::scratch_path("shape_costs.txt");
