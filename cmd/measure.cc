@@ -120,7 +120,7 @@ int run(const Args& a, const mpi::Communicator& world) {
                             {"retries", a.retries},
                             {"simulated_time", mpi::simulated()}};
   const std::string costs_path = a.out + "/costs.txt";
-  std::string warning;  // on rank 0: an inconsistent measurement
+  std::string warning;  // why the measurement is inconsistent; empty when it is not
   if (a.mode == "dense") {
     o.node_of = layout.node_of;
     const PingPongResult r = measure_pingpong(world, o);
@@ -129,6 +129,10 @@ int run(const Args& a, const mpi::Communicator& world) {
     summary["measurement"] = measurement_json(r);
     summary["consistent"] = r.consistent();
     warning = r.warning();
+    if (root && r.oversubscribed) {
+      std::cerr << "measure: more ranks than CPUs (" << r.host_load << "); pacing " << r.pacing
+                << "\n";
+    }
     if (root) write_dense_costs(costs_path, costs_from(r, metric, a.message_bytes));
   } else if (a.mode == "hierarchical") {
     const HierarchicalResult r = measure_hierarchical(world, layout, o, metric, a.message_bytes);
@@ -206,7 +210,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--pacing", a.pacing,
                  "auto: fewer pairs at once when a host has more ranks than CPUs; all: every "
-                 "rank in every round; capped: one pair per host at a time")
+                 "rank in every round; capped: at most two measuring ranks per host at a time")
       ->check(CLI::IsMember({"auto", "all", "capped"}))
       ->capture_default_str();
   app.add_option("--retries", a.retries,

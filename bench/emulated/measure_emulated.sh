@@ -68,8 +68,8 @@ for config in $configs; do
       verdict=$(python3 bench/emulated/separation.py "$dir") || ok=0
       line="$line $mode $verdict;"
     done
-    times+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds"])' "$out/$config-$run-dense/summary.json")")
     dense=$out/$config-$run-dense
+    times+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds"])' "$dense/summary.json")")
     "$relabel" --costs "$dense/costs.txt" --placement "$dense/placement.txt" --grid "$config" \
       --perm "$dense/grid.perm" >/dev/null
     fibres=$(python3 bench/emulated/separation.py "$dense" --fibres "$dense/grid.perm" "$per_node") || ok=0

@@ -61,9 +61,16 @@ def main(argv):
     folder = argv[1]
     hosts = hosts_of(folder)
     p = len(hosts)
-    if len(argv) == 5 and argv[2] == "--fibres":
+    if len(argv) not in (2, 5) or (len(argv) == 5 and argv[2] != "--fibres"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    if len(argv) == 5:
         perm = [int(l) for l in open(argv[3]) if l.strip() and not l.startswith("#")]
         q = int(argv[4])
+        if q < 1 or p % q != 0 or len(perm) != p:
+            print(f"separation.py: a labelling of {len(perm)} ranks, fibres of {q}, "
+                  f"for {p} ranks", file=sys.stderr)
+            return 2
         split = [k for k in range(0, p, q) if len({hosts[perm[k + i]] for i in range(q)}) > 1]
         if split:
             print(f"{len(split)} of {p // q} fibres split across nodes")

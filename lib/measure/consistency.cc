@@ -71,8 +71,7 @@ ConsistencyCheck check_consistency(const std::vector<double>& m, int p,
       } else {
         for (int a = 0; a < p; ++a) {
           for (int b = a + 1; b < p; ++b) {
-            const bool same = node_of[a] == node_of[b];
-            if (same ? at(a, b) > out.across_median : at(a, b) < out.inside_median) {
+            if (node_of[a] == node_of[b] && at(a, b) > out.across_median) {
               flag(a, b);
               ++out.node_order;
             }

@@ -11,13 +11,14 @@
 //   is off by at most the hop ratio, well under 3.
 // - node order: with the nodes known (MPI_COMM_TYPE_SHARED), pairs inside a
 //   node should be cheaper than pairs across. With m_in and m_out the
-//   medians of the two, a pair inside a node dearer than m_out, or one
-//   across cheaper than m_in, is suspect (a machine whose two kinds of
-//   pairs overlap a little, such as shared memory across sockets against a
-//   fast network, is not). When m_in >= m_out the whole measurement is
-//   inverted. Pairs inside a node dearer than the cheapest pair across are
-//   listed apart (overlap): worth measuring again, since descheduling
-//   only adds time, but not wrong on their own.
+//   medians of the two, a pair inside a node dearer than m_out is suspect
+//   (a machine whose two kinds of pairs overlap a little, such as shared
+//   memory across sockets against a fast network, is not; a pair across
+//   that is cheap is not either: descheduling only adds time, so measuring
+//   it again could not change it). When m_in >= m_out the whole
+//   measurement is inverted. Pairs inside a node dearer than the cheapest
+//   pair across are listed apart (overlap): worth measuring again, but not
+//   wrong on their own.
 // Example, 6 ranks on 2 nodes {0, 1, 2}, {3, 4, 5}: inside 15 us, across
 // 50 us, but (0, 1) measured at 4 ms. Triangle: via rank 2, max(15, 15) =
 // 15 us, and 4 ms > 3 x 15 us; node order: 4 ms > 50 us, the median across.

@@ -78,18 +78,21 @@ void keep_least(std::vector<double>& m, const std::vector<double>& fresh) {
   for (std::size_t i = 0; i < m.size(); ++i) m[i] = std::min(m[i], fresh[i]);
 }
 
-// The largest (or smallest) off-diagonal value of a square matrix; -1 when
-// it has none.
-double off_diagonal(const std::vector<double>& m, bool largest) {
+// The values above the diagonal of a square matrix, row by row.
+std::vector<double> upper_triangle(const std::vector<double>& m) {
   const auto n = static_cast<std::size_t>(std::llround(std::sqrt(m.size())));
-  double out = -1;
+  std::vector<double> v;
   for (std::size_t a = 0; a < n; ++a) {
-    for (std::size_t b = a + 1; b < n; ++b) {
-      const double v = m[a * n + b];
-      if (out < 0 || (largest ? v > out : v < out)) out = v;
-    }
+    for (std::size_t b = a + 1; b < n; ++b) v.push_back(m[a * n + b]);
   }
-  return out;
+  return v;
+}
+
+// The largest (or smallest) value above the diagonal; -1 when none.
+double off_diagonal(const std::vector<double>& m, bool largest) {
+  const std::vector<double> v = upper_triangle(m);
+  if (v.empty()) return -1;
+  return largest ? *std::max_element(v.begin(), v.end()) : *std::min_element(v.begin(), v.end());
 }
 
 int largest_node(const JobLayout& layout) {
@@ -136,6 +139,9 @@ JobLayout gather_layout(const mpi::Communicator& comm) {
 HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const JobLayout& layout,
                                         const PingPongOptions& options, Metric metric,
                                         double message_bytes) {
+  // On every rank: those that do not measure would otherwise wait forever
+  // for those that refuse the options.
+  check_pingpong_options(options);
   const int me = comm.rank();
   const mpi::Communicator node = comm.split_by_node();
   const bool leader = node.rank() == 0;
@@ -182,11 +188,7 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
     if (!between.consistent()) problems.push_back("between nodes: " + between.warning());
     if (!inside.consistent()) problems.push_back("inside node 0: " + inside.warning());
     const auto off_diagonal_median = [](const std::vector<double>& m) {
-      const auto n = static_cast<std::size_t>(std::llround(std::sqrt(m.size())));
-      std::vector<double> v;
-      for (std::size_t a = 0; a < n; ++a) {
-        for (std::size_t b = a + 1; b < n; ++b) v.push_back(m[a * n + b]);
-      }
+      const std::vector<double> v = upper_triangle(m);
       return v.empty() ? -1.0 : median(v);
     };
     const double in = off_diagonal_median(core_measured);

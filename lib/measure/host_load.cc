@@ -114,6 +114,11 @@ HostLoad detect_host_load(const mpi::Communicator& comm,
 }
 
 void quiet_wait(std::vector<MPI_Request>& requests, const std::function<double()>& pause) {
+  if (mpi::simulated()) {  // simulated time: nothing to leave free
+    mpi::check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+               "MPI_Waitall");
+    return;
+  }
   // Every sleep ends in MPI_Testall, which also moves this rank's own
   // pending messages on: a rank asleep for long would hold them back.
   for (;;) {
@@ -135,7 +140,7 @@ void quiet_barrier(const mpi::Communicator& comm) {
   std::vector<MPI_Request> request(1, MPI_REQUEST_NULL);
   mpi::check(MPI_Ibarrier(comm.get(), request.data()), "MPI_Ibarrier");
   double pause = 50e-6;
-  quiet_wait(request, [&pause] { return pause *= 2; });
+  quiet_wait(request, [&pause] { return pause = std::min(2 * pause, kLongestPause); });
 }
 
 }  // namespace rankshape

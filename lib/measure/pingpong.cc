@@ -121,18 +121,6 @@ Pacing parse_pacing(const std::string& name) {
   throw std::invalid_argument("unknown pacing '" + name + "': expected auto, all or capped");
 }
 
-std::string pacing_name(Pacing pacing) {
-  switch (pacing) {
-    case Pacing::kAuto:
-      return "auto";
-    case Pacing::kAllPairs:
-      return "all";
-    case Pacing::kCapped:
-      return "capped";
-  }
-  return "?";
-}
-
 std::string PingPongResult::warning() const {
   std::string out;
   if (inverted) out = "pairs inside a node are not cheaper than pairs across nodes";
@@ -262,7 +250,7 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
   // while its round is far (the mean round length so far tells how far)
   // and polls often only when it is near, so that few ranks wake at a time.
   constexpr int kTokenTag = 30000;  // ping-pong tags stay below it (round % 16384)
-  double seconds_per_round = 0;     // of the lists run so far: the first guess in the next
+  double seconds_per_round = 0;     // of the last list run: the first guess in the next
   const auto run_listed = [&](const std::vector<std::vector<std::pair<int, int>>>& rounds,
                               int sweep, int repetitions) {
     const auto partner_in = [&](std::size_t round) {
@@ -287,21 +275,27 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
       if (round > 0) {
         std::vector<MPI_Request> tokens;
         for (const auto& [a, b] : rounds[round - 1]) {
-          tokens.emplace_back();
-          mpi::check(MPI_Irecv(&token, 0, MPI_BYTE, a, kTokenTag, comm.get(), &tokens.back()),
-                     "MPI_Irecv");
+          tokens.emplace_back();  // from the pair's initiator, its lower rank
+          mpi::check(
+              MPI_Irecv(&token, 0, MPI_BYTE, std::min(a, b), kTokenTag, comm.get(), &tokens.back()),
+              "MPI_Irecv");
         }
-        guard.arm("waiting for round " + std::to_string(round - 1) + " to end");
+        const std::string step = "waiting for round " + std::to_string(round - 1) + " to end";
+        guard.arm(step);
         const double per_round =
             last_round >= 0 ? (last_end - started_list) / (last_round + 1) : seconds_per_round;
         // A quarter of the time the rounds before this one should still
         // take: long sleeps while far, short ones when near. (Sleeping up
         // to an estimate instead feeds back: late ranks make rounds long,
-        // which makes the estimate longer.)
+        // which makes the estimate longer.) Without an estimate, 100 us
+        // doubling. The stall guard counts from when the wait is overdue.
+        double doubling = 50e-6;
         quiet_wait(tokens, [&] {
+          if (per_round <= 0) return doubling *= 2;
           const double ahead =
               per_round * (static_cast<double>(round) - last_round - 1) - (MPI_Wtime() - last_end);
-          return per_round > 0 ? ahead / 4 : 1e-3;
+          if (ahead > 0) guard.arm(step);
+          return ahead / 4;
         });
         guard.disarm();
       }
@@ -323,13 +317,8 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
                  "MPI_Waitall");
       if (!rounds.empty()) {
         seconds_per_round = (MPI_Wtime() - started_list) / static_cast<double>(rounds.size());
-      }
-      for (std::size_t round = 0; round < rounds.size(); ++round) {
-        if (round + 1 == rounds.size()) {
-          end_round(static_cast<int>(round));
-        } else {
-          ++r.rounds;
-        }
+        r.rounds += static_cast<int>(rounds.size()) - 1;
+        end_round(static_cast<int>(rounds.size()) - 1);  // counts the last
       }
     }
   };

@@ -11,14 +11,17 @@
 // Pacing: on a quiet machine every rank measures at once (the randomised
 // perfect pairings of schedule.h, q = 2^ceil(log2 p) rounds per sweep).
 // When a host has more ranks than CPUs (host_load.h), at most as many
-// ranks as it has CPUs measure at once (capped_rounds), and the others
-// wait in quiet_barrier() instead of busy-polling.
+// ranks as it has CPUs measure at once (capped_rounds), each pair in three
+// rounds at different times, and the others sleep instead of busy-polling
+// (quiet_wait, quiet_barrier).
 //
 // Consistency: rank 0 checks every size's times (consistency.h); pairs
-// that break the structure are measured again with twice the repetitions,
-// up to `retries` times, keeping the minimum. Pairs still suspect after
-// that, and a measurement whose inside-node pairs are not cheaper than
-// its across-node ones, are reported (PingPongResult::consistent()).
+// that break the structure, and pairs inside a node dearer than some pair
+// across, are measured again with twice the repetitions, up to `retries`
+// times (0.25 s, 0.5 s, 1 s, ... later), keeping the minimum. Pairs still
+// suspect after that, and a measurement whose inside-node pairs are not
+// cheaper than its across-node ones, are reported
+// (PingPongResult::consistent()).
 #ifndef RANKSHAPE_LIB_MEASURE_PINGPONG_H_
 #define RANKSHAPE_LIB_MEASURE_PINGPONG_H_
 
@@ -38,12 +41,11 @@ namespace rankshape {
 enum class Pacing {
   kAuto,      // kAllPairs, or kCapped when a host has more ranks than CPUs
   kAllPairs,  // every rank in every round (perfect pairings)
-  kCapped,    // at most a host's CPUs (kAuto), or one pair per host (forced)
+  kCapped,    // at most a host's CPUs (kAuto), or two measuring ranks per host (forced)
 };
 
 /// "auto", "all", "capped"; throws std::invalid_argument otherwise.
 Pacing parse_pacing(const std::string& name);
-std::string pacing_name(Pacing pacing);
 
 struct PingPongOptions {
   /// Message sizes in bytes; at least two different ones; the first is used
@@ -99,8 +101,8 @@ struct PingPongResult {
   /// Pairs inside a node were not cheaper than pairs across, in the median.
   bool inverted = false;
   bool consistent() const { return inconsistent.empty() && !inverted; }
-  /// One line for people, e.g. "2 of 28 pairs still inconsistent after 3
-  /// passes (first 0-5 ...)"; empty when consistent.
+  /// One line for people, e.g. "1 of 28 pairs break the structure after
+  /// being measured again (2-5)"; empty when consistent.
   std::string warning() const;
 };
 

@@ -107,7 +107,7 @@ int run() {
   const PingPongResult faulty = measure_pingpong(world, robust);
   naive.retries = 0;
   const PingPongResult naive_faulty = measure_pingpong(world, naive);
-  robust.inject = naive.inject = quanta(me);
+  robust.inject = quanta(me);
   const PingPongResult descheduled = measure_pingpong(world, robust);
   naive.inject = quanta(me);
   const PingPongResult naive_descheduled = measure_pingpong(world, naive);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
 
 #include "lib/measure/bsp.h"
 #include "lib/measure/hierarchy.h"
@@ -51,14 +52,27 @@ TEST(PingPongTest, EveryPairIsMeasuredAndTheMatrixIsSymmetric) {
   EXPECT_EQ(c.size(), p);
 }
 
+// Every round trip of the first two of three sweeps delayed by 20 ms (a
+// rank descheduled then): the least time, from the clean third sweep, is
+// far below it, where a median over sweeps would be at 10 ms.
 TEST(PingPongTest, SeveralSweepsKeepTheLeast) {
   PingPongOptions o = quick();
   o.sweeps = 3;
+  o.retries = 0;
+  o.pacing = Pacing::kAllPairs;
+  o.inject = [](const PingPongOptions::Step& s) {
+    if (s.sweep < 2) {
+      const double start = MPI_Wtime();  // MPI time, so that SMPI advances too
+      while (MPI_Wtime() - start < 20e-3) {
+      }
+    }
+  };
   const PingPongResult r = measure_pingpong(world(), o);
   for (int a = 0; a < r.p; ++a) {
     for (int b = 0; b < r.p; ++b) {
       if (a != b) {
         EXPECT_GT(r.startup[static_cast<std::size_t>(a) * r.p + b], 0);
+        EXPECT_LT(r.startup[static_cast<std::size_t>(a) * r.p + b], 5e-3) << a << "-" << b;
       }
     }
   }
@@ -215,11 +229,10 @@ TEST(PingPongTest, CappedPacingMeasuresEveryPair) {
   }
   EXPECT_EQ(r.pacing.rfind("capped", 0), 0u) << r.pacing;
   const HostLoad load = detect_host_load(w);
-  // Every host's ranks measure one pair at a time: at least as many rounds
-  // as the busiest host has pairs.
-  int most = 0;
-  for (int n : load.ranks) most = std::max(most, n);
-  EXPECT_GE(r.rounds, most * (most - 1) / 2);
+  // On one host, one pair at a time, each pair in three rounds.
+  if (load.ranks.size() == 1) {
+    EXPECT_GE(r.rounds, 3 * p * (p - 1) / 2);
+  }
   EXPECT_FALSE(r.host_load.empty());
 }
 
@@ -233,9 +246,14 @@ TEST(HostLoadTest, EveryRankIsOnOneHost) {
     EXPECT_GE(load.cpus[h], 1);
   }
   EXPECT_EQ(ranks, w.size());
-  bool over = false;
-  for (std::size_t h = 0; h < load.ranks.size(); ++h) over |= load.ranks[h] > load.cpus[h];
-  EXPECT_EQ(load.oversubscribed(), over);
+  // This machine has fewer cores than the 7 and 8 ranks of those runs.
+  const int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  if (!mpi::simulated() && load.ranks.size() == 1 && cpus > 0 && w.size() > cpus) {
+    EXPECT_TRUE(load.oversubscribed()) << load.describe();
+  }
+  if (mpi::simulated()) {
+    EXPECT_FALSE(load.oversubscribed());
+  }
   quiet_barrier(w);  // returns on every rank
 }
 
