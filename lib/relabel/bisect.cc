@@ -237,6 +237,10 @@ std::size_t choose_halves(const Costs& costs, std::vector<const TreeNode*>& part
   return cut;
 }
 
+// The most equal groups one tiling search divides a box among: it tries
+// every count on each side of every cut, so its work grows with the cube.
+constexpr std::size_t kMaxTilingParts = 512;
+
 // How strongly two parts belong together: 1 for the closest pairs, falling
 // with the fourth power of the cost ratio, so that nearest neighbours (hop
 // 1 on a torus, the same rack) outweigh everything farther.
@@ -273,9 +277,15 @@ class Bisector {
   }
 
   // flat: the parts are interchangeable single ranks (TreeNode::flat).
-  void place(std::vector<const TreeNode*> parts, std::vector<int> region, bool flat = false) {
+  // How the equal groups of one level share their region under kBoxes:
+  // not yet decided, tiled by boxes, or halved.
+  enum class Mode { kUndecided, kTile, kHalve };
+
+  void place(std::vector<const TreeNode*> parts, std::vector<int> region, bool flat = false,
+             Mode mode = Mode::kUndecided) {
     while (parts.size() == 1 && !parts[0]->children.empty()) {
       flat = parts[0]->flat;
+      mode = Mode::kUndecided;  // a new level
       std::vector<const TreeNode*> below;
       for (const TreeNode& c : parts[0]->children) below.push_back(&c);
       parts = std::move(below);
@@ -291,22 +301,34 @@ class Bisector {
     // smallest prime factor of n), so that 25 nodes split 10 | 15 and stay
     // in rows of 5; otherwise halves grown by closeness.
     std::size_t cut;
+    int across = -1;  // the dimension a tiling cuts across
     if (equal) {
       const std::size_t n = parts.size();
       std::size_t f = 2;
       while (n % f != 0) ++f;
       cut = n / f * (f / 2);
+      if (rule_ == CutRule::kBoxes && !flat && n <= kMaxTilingParts) {
+        if (mode == Mode::kUndecided) {
+          mode = tiling_beats_halving(region, static_cast<int>(n)) ? Mode::kTile : Mode::kHalve;
+        }
+        if (mode == Mode::kTile) {
+          const Tiling& t = tiling_of(region, static_cast<int>(n));
+          cut = static_cast<std::size_t>(t.first);
+          across = t.dim;
+        }
+      }
     } else {
       cut = choose_halves(costs_, parts);
     }
     std::size_t first_size = 0;
     for (std::size_t i = 0; i < cut; ++i) first_size += parts[i]->ranks.size();
-    std::vector<int> second = split(region, first_size);
+    std::vector<int> second = across >= 0 ? split_across(region, first_size, across)
+                                          : split(region, first_size);
     if (!flat) assign_sides(parts, cut, equal, region, second);
     place(std::vector<const TreeNode*>(parts.begin(), parts.begin() + static_cast<long>(cut)),
-          std::move(region), flat);
+          std::move(region), flat, mode);
     place(std::vector<const TreeNode*>(parts.begin() + static_cast<long>(cut), parts.end()),
-          std::move(second), flat);
+          std::move(second), flat, mode);
   }
 
   Labelling labelling() { return Labelling(std::move(perm_)); }
@@ -471,37 +493,9 @@ class Bisector {
   std::vector<int> split(std::vector<int>& region, std::size_t size) {
     const Grid& g = stencil_.grid();
     const int d = g.ndims();
-    std::vector<int> lo(static_cast<std::size_t>(d)), hi(static_cast<std::size_t>(d));
-    for (int k = 0; k < d; ++k) {
-      lo[k] = hi[k] = coords_[region[0]][k];
-      for (int x : region) {
-        lo[k] = std::min(lo[k], coords_[x][k]);
-        hi[k] = std::max(hi[k], coords_[x][k]);
-      }
-    }
-    std::vector<int> extent(static_cast<std::size_t>(d));
-    for (int k = 0; k < d; ++k) extent[k] = hi[k] - lo[k] + 1;
-    // Order for a cut across k: across k first, then the other dimensions,
-    // longest first, so that a shared slab fills line by line. Positions
-    // sort on one integer key: their row-major index in that order.
-    const auto sorted_for = [&](int cut) {
-      std::vector<int> order = {cut};
-      for (int k = 0; k < d; ++k) {
-        if (k != cut) order.push_back(k);
-      }
-      std::stable_sort(order.begin() + 1, order.end(),
-                       [&](int a, int b) { return extent[a] > extent[b]; });
-      keyed_.clear();
-      for (int x : region) {
-        std::int64_t key = 0;
-        for (int k : order) key = key * extent[k] + (coords_[x][k] - lo[k]);
-        keyed_.emplace_back(key, x);
-      }
-      std::sort(keyed_.begin(), keyed_.end());
-      std::vector<int> v(keyed_.size());
-      for (std::size_t i = 0; i < keyed_.size(); ++i) v[i] = keyed_[i].second;
-      return v;
-    };
+    const Box box = box_of(region);
+    const std::vector<int>& extent = box.extent;
+    const auto sorted_for = [&](int cut) { return sorted_across(region, box, cut); };
     std::vector<int> best;
     double best_halo = 0, best_then = 0, best_length = 0;
     for (int k = 0; k < d; ++k) {
@@ -533,6 +527,201 @@ class Bisector {
     return rest;
   }
 
+  // The same with the dimension to cut across given (a tiling's cut).
+  std::vector<int> split_across(std::vector<int>& region, std::size_t size, int cut) {
+    region = sorted_across(region, box_of(region), cut);
+    std::vector<int> rest(region.begin() + static_cast<long>(size), region.end());
+    region.resize(size);
+    return rest;
+  }
+
+  // How n equal groups would share region, tiled by boxes (if a tiling
+  // exists) or halved: each group's part, at this level only.
+  void carve(std::vector<int> region, int n, bool tile, std::vector<std::vector<int>>& out) {
+    if (n == 1) {
+      out.push_back(std::move(region));
+      return;
+    }
+    const std::size_t size = region.size() / static_cast<std::size_t>(n);
+    int first, across = -1;
+    if (tile) {
+      const Tiling& t = tiling_of(region, n);
+      first = t.first;
+      across = t.dim;
+    } else {
+      int f = 2;
+      while (n % f != 0) ++f;
+      first = n / f * (f / 2);
+    }
+    const std::size_t first_size = size * static_cast<std::size_t>(first);
+    std::vector<int> second =
+        across >= 0 ? split_across(region, first_size, across) : split(region, first_size);
+    carve(std::move(region), first, tile, out);
+    carve(std::move(second), n - first, tile, out);
+  }
+
+  // True if tiling region by boxes among n equal groups leaves the busiest
+  // group fewer messages out than halving does, or as many with fewer in
+  // all (ties go to the boxes). Where racks must be boxes to stay light
+  // but a rack's nodes do better in halving's staircase parts (10x10x10
+  // on nodes of 40), each level decides for itself.
+  bool tiling_beats_halving(const std::vector<int>& region, int n) {
+    if (!tiling_of(region, n).possible) return false;
+    const auto score = [&](bool tile) {
+      std::vector<std::vector<int>> parts;
+      carve(region, n, tile, parts);
+      std::pair<double, double> busiest_total{0, 0};
+      for (const std::vector<int>& part : parts) {
+        const double out = boundary(part, ++mark_);
+        busiest_total.first = std::max(busiest_total.first, out);
+        busiest_total.second += out;
+      }
+      return busiest_total;
+    };
+    const auto [t_busiest, t_total] = score(true);
+    const auto [h_busiest, h_total] = score(false);
+    const auto less = [](double a, double b) { return a < b - 1e-9 * (1 + std::abs(b)); };
+    return !less(h_busiest, t_busiest) && (less(t_busiest, h_busiest) || !less(h_total, t_total));
+  }
+
+  // The smallest box around a region.
+  struct Box {
+    std::vector<int> lo, extent;
+    std::int64_t cells() const {
+      std::int64_t c = 1;
+      for (int e : extent) c *= e;
+      return c;
+    }
+  };
+
+  Box box_of(const std::vector<int>& region) const {
+    const int d = stencil_.grid().ndims();
+    Box b;
+    b.lo.assign(static_cast<std::size_t>(d), 0);
+    b.extent.assign(static_cast<std::size_t>(d), 0);
+    for (int k = 0; k < d; ++k) {
+      int lo = coords_[region[0]][k], hi = lo;
+      for (int x : region) {
+        lo = std::min(lo, coords_[x][k]);
+        hi = std::max(hi, coords_[x][k]);
+      }
+      b.lo[k] = lo;
+      b.extent[k] = hi - lo + 1;
+    }
+    return b;
+  }
+
+  // Region in the order of a cut across `cut`: across it first, then the
+  // other dimensions, longest first, so that a shared slab fills line by
+  // line. Positions sort on one integer key: their row-major index in that
+  // order.
+  std::vector<int> sorted_across(const std::vector<int>& region, const Box& box, int cut) {
+    const int d = stencil_.grid().ndims();
+    const std::vector<int>& extent = box.extent;
+    std::vector<int> order = {cut};
+    for (int k = 0; k < d; ++k) {
+      if (k != cut) order.push_back(k);
+    }
+    std::stable_sort(order.begin() + 1, order.end(),
+                     [&](int a, int b) { return extent[a] > extent[b]; });
+    keyed_.clear();
+    for (int x : region) {
+      std::int64_t key = 0;
+      for (int k : order) key = key * extent[k] + (coords_[x][k] - box.lo[k]);
+      keyed_.emplace_back(key, x);
+    }
+    std::sort(keyed_.begin(), keyed_.end());
+    std::vector<int> v(keyed_.size());
+    for (std::size_t i = 0; i < keyed_.size(); ++i) v[i] = keyed_[i].second;
+    return v;
+  }
+
+  // Which faces of a box have neighbours outside it ([2k]: the low side of
+  // dimension k, [2k + 1]: the high side). A box spanning a periodic
+  // dimension whole has no face across it.
+  std::vector<char> open_faces(const Box& box) const {
+    const Grid& g = stencil_.grid();
+    std::vector<char> open(static_cast<std::size_t>(2 * g.ndims()), 0);
+    for (int k = 0; k < g.ndims(); ++k) {
+      if (stencil_.periodic(k)) {
+        open[2 * k] = open[2 * k + 1] = box.extent[k] < g.dim(k);
+      } else {
+        open[2 * k] = box.lo[k] > 0;
+        open[2 * k + 1] = box.lo[k] + box.extent[k] < g.dim(k);
+      }
+    }
+    return open;
+  }
+
+  // The best way to cut a box (its extent, its open faces) into n boxes
+  // of equal size by straight cuts, if there is one: the fewest messages
+  // out of the busiest part, then out of all parts together (diagonal
+  // neighbours not counted). Exact over all such cuts, remembered by
+  // shape, so a rack's tiling is found once for all racks of its shape.
+  struct Tiling {
+    bool possible = false;
+    double busiest = 0;
+    double total = 0;
+    int dim = -1;   // the first cut: across this dimension,
+    int first = 0;  // with this many parts on its low side
+  };
+
+  const Tiling& tiling(const std::vector<int>& extent, const std::vector<char>& open, int n) {
+    std::vector<int> key(extent);
+    key.insert(key.end(), open.begin(), open.end());
+    key.push_back(n);
+    const auto found = tilings_.find(key);
+    if (found != tilings_.end()) return found->second;
+    const int d = static_cast<int>(extent.size());
+    std::int64_t cells = 1;
+    for (int e : extent) cells *= e;
+    const auto area = [&](int k) { return static_cast<double>(cells / extent[k]); };
+    Tiling best;
+    if (n == 1) {
+      best.possible = true;
+      for (int k = 0; k < d; ++k) {
+        best.busiest += area(k) * axis_weight_[k] * (open[2 * k] + open[2 * k + 1]);
+      }
+      best.total = best.busiest;
+      return tilings_.emplace(std::move(key), best).first->second;
+    }
+    const std::int64_t size = cells / n;
+    const auto less = [](double a, double b) { return a < b - 1e-9 * (1 + std::abs(b)); };
+    for (int k = 0; k < d; ++k) {
+      const std::int64_t slab = cells / extent[k];
+      // Spanning a periodic dimension whole, both sides meet across the wrap.
+      const bool whole = stencil_.periodic(k) && extent[k] == stencil_.grid().dim(k);
+      for (int a = 1; a < n; ++a) {
+        if (a * size % slab != 0) continue;
+        const int length = static_cast<int>(a * size / slab);
+        std::vector<int> low_extent(extent), high_extent(extent);
+        low_extent[k] = length;
+        high_extent[k] = extent[k] - length;
+        std::vector<char> low_open(open), high_open(open);
+        low_open[2 * k + 1] = high_open[2 * k] = 1;
+        if (whole) low_open[2 * k] = high_open[2 * k + 1] = 1;
+        const Tiling low = tiling(low_extent, low_open, a);
+        if (!low.possible) continue;
+        const Tiling& high = tiling(high_extent, high_open, n - a);
+        if (!high.possible) continue;
+        const double busiest = std::max(low.busiest, high.busiest);
+        const double total = low.total + high.total;
+        if (!best.possible || less(busiest, best.busiest) ||
+            (!less(best.busiest, busiest) && less(total, best.total))) {
+          best = Tiling{true, busiest, total, k, a};
+        }
+      }
+    }
+    return tilings_.emplace(std::move(key), best).first->second;
+  }
+
+  // The tiling of a region (possible only if it is a box).
+  const Tiling& tiling_of(const std::vector<int>& region, int n) {
+    const Box box = box_of(region);
+    if (box.cells() != static_cast<std::int64_t>(region.size())) return no_tiling_;
+    return tiling(box.extent, open_faces(box), n);
+  }
+
   const Costs& costs_;
   const Stencil& stencil_;
   CutRule rule_;
@@ -543,7 +732,9 @@ class Bisector {
   int stamp_ = 0;
   std::vector<int> part_of_;  // [position]: the mark of the last part boundary() saw
   int mark_ = 0;
-  std::vector<std::pair<std::int64_t, int>> keyed_;  // split()'s work space
+  std::vector<std::pair<std::int64_t, int>> keyed_;  // sorted_across()'s work space
+  std::map<std::vector<int>, Tiling> tilings_;       // tiling()'s answers by shape
+  const Tiling no_tiling_{};
   int m_ = 0;                                        // offsets
   std::vector<int> neighbours_;                      // [x * m_ + o]: the stencil's neighbour, or -1
 };

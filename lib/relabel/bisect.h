@@ -14,6 +14,17 @@
 // dimension, the last slab is shared, filled line by line: the parts stay
 // boxes joined along one face.
 //
+// The third rule tiles instead: where equal groups share a box region, it
+// chooses the cut (the dimension, and how many groups go to each side) by
+// exact search over straight cuts that leave every part a box: the
+// busiest part's messages out first, then the sum over parts (so a rack's
+// shape is settled before its nodes'). A 50x20 rack of 25 nodes of 40 is
+// cut into 10x4 boxes (28 pairs out of the busiest, 280 inside the rack),
+// where halving gives a mix of 8x5, 4x10 and staircase parts (30 and
+// 318). Where only thin boxes tile a region, halving may do better; relabel
+// keeps whichever rule's labelling the objective prefers. Regions that are
+// not boxes (groups of unequal size) are cut as kBothParts does.
+//
 // Example: 10x10x10 on 25 nodes of 40, racks of 5 nodes. Racks: 400 | 600
 // across dimension 0 (4x10x10 | 6x10x10), then 200 | 200 (4x5x10 twice);
 // a rack's 200 positions split 80 | 120 (4x5x4 | 4x5x6), and so on down to
@@ -34,6 +45,7 @@ namespace rankshape {
 enum class CutRule {
   kBusierPart,  // the fewest messages out of the busier part (then both)
   kBothParts,   // the fewest messages out of both parts together (then the busier)
+  kBoxes,       // equal groups: the best tiling by boxes; else as kBothParts
 };
 
 /// levels: known hierarchy, finest first (levels[j][r] = group of old rank
@@ -44,7 +56,7 @@ enum class CutRule {
 /// nodes of 32: kBusierPart leaves the busiest node 48 pairs out, kBothParts
 /// 56; 100x100 over nodes of 40 in racks of 25: kBothParts cuts 3,172 pairs
 /// with the busiest node at 30, kBusierPart 3,218 and 36), so relabel's
-/// bisect tries both. Throws std::invalid_argument if costs and grid
+/// bisect tries all three. Throws std::invalid_argument if costs and grid
 /// disagree on p or a level does not label every rank.
 Labelling bisect(const Costs& costs, const Stencil& stencil,
                  const std::vector<std::vector<int>>& levels, CutRule rule = CutRule::kBusierPart);

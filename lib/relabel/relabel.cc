@@ -243,14 +243,16 @@ constexpr int kStencilMultilevelMax = 16384;
 // auto's final hill-climbing for a stencil: candidates per rank at most.
 constexpr std::int64_t kRefineEvaluationsPerRank = 5;
 
-// Recursive bisection under both cut rules; the better by the objective.
+// Recursive bisection under every cut rule; the best by the objective.
 Labelling best_bisection(const Costs& costs, const Grid& grid, const RelabelOptions& o) {
   const std::shared_ptr<const Stencil> stencil = bisect_stencil(grid, o.objective);
   const Chooser chooser(costs, grid, o.objective);
   Labelling best = bisect(costs, *stencil, o.levels, CutRule::kBusierPart);
-  Labelling other = bisect(costs, *stencil, o.levels, CutRule::kBothParts);
-  if (chooser.better(other, chooser.value(other), best, chooser.value(best)))
-    best = std::move(other);
+  for (CutRule rule : {CutRule::kBothParts, CutRule::kBoxes}) {
+    Labelling other = bisect(costs, *stencil, o.levels, rule);
+    if (chooser.better(other, chooser.value(other), best, chooser.value(best)))
+      best = std::move(other);
+  }
   return best;
 }
 
@@ -280,6 +282,8 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
            "bisect (busier part)");
   consider(bisect(costs, *o.objective.stencil_on(grid), o.levels, CutRule::kBothParts),
            "bisect (both parts)");
+  consider(bisect(costs, *o.objective.stencil_on(grid), o.levels, CutRule::kBoxes),
+           "bisect (boxes)");
   if (!o.levels.empty()) consider(node_aware(costs, grid, o), "node-aware");
   // Multilevel starts up to kStencilMultilevelMax ranks: above, bisection
   // and node boxes give the layouts it would (and it costs most).

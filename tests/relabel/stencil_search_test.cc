@@ -54,8 +54,9 @@ std::pair<std::int64_t, std::int64_t> node_cut(const StructuredCosts& c, const G
   return {e.stencil->levels[0].crossing_pairs, e.stencil->levels[0].busiest_pairs};
 }
 
-Labelling bisect_on(const StructuredCosts& c, const Grid& g, const std::string& pattern) {
-  return bisect(c, Stencil(Pattern::parse(pattern).stencil, g), machine_levels(c));
+Labelling bisect_on(const StructuredCosts& c, const Grid& g, const std::string& pattern,
+                    CutRule rule = CutRule::kBusierPart) {
+  return bisect(c, Stencil(Pattern::parse(pattern).stencil, g), machine_levels(c), rule);
 }
 
 // The demo machine of the halo issue: 4 racks of 8 nodes of 32, grid
@@ -224,6 +225,62 @@ TEST(StencilSearchTest, AutoNeverWorseThanIdentity) {
         << g.to_string() << " " << patterns[trial % 4];
     ASSERT_TRUE(r.after.stencil.has_value());
   }
+}
+
+// True if the positions of every node form a box.
+bool nodes_are_boxes(const StructuredCosts& c, const Grid& g, const Labelling& l) {
+  std::map<int, std::pair<std::vector<int>, std::vector<int>>> box;  // node: lo, hi
+  std::map<int, std::int64_t> count;
+  for (int x = 0; x < g.size(); ++x) {
+    const int node = c.location(l.old_of(NewRank(x))).node;
+    const std::vector<int> at = g.coords(NewRank(x));
+    auto [it, fresh] = box.try_emplace(node, at, at);
+    for (std::size_t k = 0; k < at.size() && !fresh; ++k) {
+      it->second.first[k] = std::min(it->second.first[k], at[k]);
+      it->second.second[k] = std::max(it->second.second[k], at[k]);
+    }
+    ++count[node];
+  }
+  for (const auto& [node, lohi] : box) {
+    std::int64_t cells = 1;
+    for (std::size_t k = 0; k < lohi.first.size(); ++k)
+      cells *= lohi.second[k] - lohi.first[k] + 1;
+    if (cells != count[node]) return false;
+  }
+  return true;
+}
+
+// A 50x20 grid on 25 nodes of 40 (no 5x8 tiling): the tiling rule cuts it
+// into boxes, the busiest node sending the fewest messages out that any
+// tiling allows, no more than halving's.
+TEST(StencilSearchTest, TilingRuleCutsBoxes) {
+  const StructuredCosts c = machine(1, 25, 40, 2);
+  const Grid g({50, 20});
+  const Labelling tiled = bisect_on(c, g, "stencil", CutRule::kBoxes);
+  EXPECT_TRUE(nodes_are_boxes(c, g, tiled));
+  const auto [crossing, busiest] = node_cut(c, g, tiled, "stencil");
+  EXPECT_EQ(busiest, 24);  // a 10x4 box on the grid's edge, 8x5 inside
+  for (CutRule halving : {CutRule::kBusierPart, CutRule::kBothParts}) {
+    const Labelling l = bisect_on(c, g, "stencil", halving);
+    EXPECT_GE(node_cut(c, g, l, "stencil").second, busiest);
+  }
+}
+
+// 100x100 on 10 racks of 25 nodes of 40, where the best rack regions
+// (25x40 and 50x20) leave some racks no 5x8 tiling: the tiling rule keeps
+// halving's racks (busiest 120 pairs) and tiles their nodes with boxes.
+TEST(StencilSearchTest, TilingRuleSettlesRacksThenNodes) {
+  const StructuredCosts c = machine(10, 25, 40, 11);
+  const Grid g({100, 100});
+  const ObjectiveSpec s = spec_for(c, "stencil", machine_levels(c));
+  const Evaluation tiled = evaluate(c, g, bisect_on(c, g, "stencil", CutRule::kBoxes), s);
+  const Evaluation halved = evaluate(c, g, bisect_on(c, g, "stencil", CutRule::kBothParts), s);
+  EXPECT_EQ(tiled.stencil->levels[1].busiest_pairs, 120);
+  EXPECT_EQ(tiled.stencil->levels[1].busiest_pairs, halved.stencil->levels[1].busiest_pairs);
+  EXPECT_EQ(tiled.stencil->levels[0].crossing_pairs, 3060);
+  EXPECT_EQ(tiled.stencil->levels[0].busiest_pairs, 26);
+  EXPECT_TRUE(nodes_are_boxes(c, g, bisect_on(c, g, "stencil", CutRule::kBoxes)));
+  EXPECT_LT(tiled.stencil->levels[0].crossing_pairs, halved.stencil->levels[0].crossing_pairs);
 }
 
 TEST(StencilSearchTest, BisectRefusesMismatchedInput) {
