@@ -322,8 +322,8 @@ class Bisector {
     }
     std::size_t first_size = 0;
     for (std::size_t i = 0; i < cut; ++i) first_size += parts[i]->ranks.size();
-    std::vector<int> second = across >= 0 ? split_across(region, first_size, across)
-                                          : split(region, first_size);
+    std::vector<int> second =
+        across >= 0 ? split_across(region, first_size, across) : split(region, first_size);
     if (!flat) assign_sides(parts, cut, equal, region, second);
     place(std::vector<const TreeNode*>(parts.begin(), parts.begin() + static_cast<long>(cut)),
           std::move(region), flat, mode);
@@ -735,8 +735,8 @@ class Bisector {
   std::vector<std::pair<std::int64_t, int>> keyed_;  // sorted_across()'s work space
   std::map<std::vector<int>, Tiling> tilings_;       // tiling()'s answers by shape
   const Tiling no_tiling_{};
-  int m_ = 0;                                        // offsets
-  std::vector<int> neighbours_;                      // [x * m_ + o]: the stencil's neighbour, or -1
+  int m_ = 0;                    // offsets
+  std::vector<int> neighbours_;  // [x * m_ + o]: the stencil's neighbour, or -1
 };
 
 }  // namespace

@@ -243,8 +243,7 @@ bool nodes_are_boxes(const StructuredCosts& c, const Grid& g, const Labelling& l
   }
   for (const auto& [node, lohi] : box) {
     std::int64_t cells = 1;
-    for (std::size_t k = 0; k < lohi.first.size(); ++k)
-      cells *= lohi.second[k] - lohi.first[k] + 1;
+    for (std::size_t k = 0; k < lohi.first.size(); ++k) cells *= lohi.second[k] - lohi.first[k] + 1;
     if (cells != count[node]) return false;
   }
   return true;
