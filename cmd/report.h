@@ -108,7 +108,7 @@ inline const char* pattern_help() {
 /// --objective's help text.
 inline const char* objective_help() {
   return "fibres: sum-max (default) | thesis-max | total, optionally :pairs or :max-pair, then "
-         "optionally +links; stencil: step (default: the busiest rank or shared link) | total";
+         "optionally +links; stencil: step (default: the busiest rank or the shared links) | total";
 }
 
 }  // namespace rankshape::cli

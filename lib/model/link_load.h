@@ -44,8 +44,13 @@ struct LinkLevel {
 };
 
 /// Smallest jump between consecutive sorted costs that separates two levels
-/// of a machine (measured costs of one level spread by up to ~1.2x).
-constexpr double kMinLevelGap = 1.25;
+/// of a machine. Costs measured concurrently on an oversubscribed network
+/// spread one level by up to ~1.45x: on SMPI's lvl2-node64-core16 (one
+/// level between nodes) the 64 KiB times were 175 us, except the 32 pairs
+/// of one measuring round at 122-135 us, a jump of 1.30x that read as a
+/// level of node pairs. Real levels measured so far jump 1.9x or more
+/// (SMPI racks 152 -> 288 us; emulated nodes 1.6 -> 7.3 us).
+constexpr double kMinLevelGap = 1.5;
 /// Most items groupings_by_gaps() sorts the pair costs of (n^2 / 2 values:
 /// 2,048 items take about 50 MB).
 constexpr int kMaxGapItems = 2048;

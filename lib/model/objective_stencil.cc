@@ -60,14 +60,15 @@ ObjectiveValue combine(const ObjectiveSpec& spec, const Stencil& stencil, double
     return v;
   }
   const double unit = stencil.unit_weight();
-  v.primary = busiest_rank;
+  double links = 0;  // the busiest group's term, summed over the levels
   v.total = rank_sum;
   for (std::size_t l = 0; l < levels.size(); ++l) {
     const double flow = levels[l].flow_cost;
-    v.primary = std::max(v.primary, flow * unit * static_cast<double>(max_load[l]));
+    links += flow * unit * static_cast<double>(max_load[l]);
     v.total += flow * unit * static_cast<double>(load_sum[l] + max_load[l]);
     v.concentration += flow * unit * unit * static_cast<double>(squares[l]);
   }
+  v.primary = std::max(busiest_rank, links);
   return v;
 }
 

@@ -131,6 +131,11 @@ TEST(LinkLoadTest, GroupingsByGapsNeedAJump) {
   using Groupings = std::vector<std::vector<int>>;
   // Noise of up to 1.2x inside a level is not a level.
   EXPECT_EQ(groupings_by_gaps({0, 1, 1.1, 1, 0, 1.2, 1.1, 1.2, 0}, 3), Groupings{});
+  // Nor is one measuring round's pairs cheaper by 1.3x (contention that
+  // varies by round): 0-1 and 2-3 at 130, all else 175.
+  const std::vector<double> one_round = {0,   130, 175, 175, 130, 0,   175, 175,
+                                         175, 175, 0,   130, 175, 175, 130, 0};
+  EXPECT_EQ(groupings_by_gaps(one_round, 4), Groupings{});
   // 1 vs 2: items {0, 1} and {2, 3}.
   const std::vector<double> two_pairs = {0, 1, 2, 2, 1, 0, 2, 2, 2, 2, 0, 1, 2, 2, 1, 0};
   EXPECT_EQ(groupings_by_gaps(two_pairs, 4), (Groupings{{0, 0, 1, 1}}));
