@@ -28,10 +28,10 @@
 // whose messages leave one after another, or the shared links, which all
 // messages leaving a node (or a rack) cross. A message leaving a rack
 // crosses its node's links and then the rack's: the busiest node's and the
-// busiest rack's delays add (simulated, lvl3-rack8-node8-core16, 32x32:
-// busiest node 34 -> 16 messages at 64 busiest-rack messages cut the step
-// from 11.2 to 7.8 ms, then 64 -> 48 rack messages to 6.7 ms; a max over
-// levels saw neither the first nor the ranking). The "step" objective is
+// busiest rack's delays add. (SMPI, lvl3-rack8-node8-core16, 32x32 grid:
+// with the busiest rack at 64 messages out, cutting the busiest node from
+// 34 to 16 shortened the step from 11.2 to 7.8 ms, which a max over the
+// levels, decided by the rack, did not see.) The "step" objective is
 //   T = max(max over ranks x of cost(x),
 //           sum over levels l of max over groups g of l of flow_cost(l) * load(g))
 // with cost(x) = sum over x's neighbours y of w(x->y) D(x, y), and load(g)
@@ -52,8 +52,8 @@
 // cost 10): T = max(11, 10) = 11, total = 24 + 10 * (2 + 1) = 54.
 // Alternating nodes (perm 0,2,1,3) crosses at every pair: costs 10, 20, 20,
 // 10 and node loads 3: T = max(20, 30) = 30, total = 60 + 10 * (6 + 3) = 150.
-// Two levels: 2 racks of 2 nodes of 2 ranks (1, 10 between nodes of a
-// rack, 100 between racks), grid 8, identity: the busiest rank (position 3)
+// Two levels: 2 racks of 2 nodes of 2 ranks (1 inside a node, 10 between
+// nodes of a rack, 100 between racks), grid 8, identity: the busiest rank (position 3)
 // costs 1 + 100; the busiest node sends 2 messages out (flow cost 10) and
 // each rack 1 (flow cost 100), so T = max(101, 20 + 100) = 120.
 #ifndef RANKSHAPE_LIB_MODEL_OBJECTIVE_H_
