@@ -35,17 +35,16 @@
 // and users can tell that the drop-in was active: a program looks it up
 // with dlsym(RTLD_DEFAULT, ...) and needs nothing of rankshape.
 #include <cxxabi.h>
-#include <dlfcn.h>
 #include <mpi.h>
 
 #include <atomic>
 #include <cstdio>
 #include <exception>
 #include <string>
-#include <vector>
 
 #include "lib/coll/dispatch.h"
 #include "lib/mpi/communicator.h"
+#include "lib/mpi/fortran.h"
 
 #ifdef RANKSHAPE_SMPI
 #include <simgrid/Exception.hpp>
@@ -239,47 +238,6 @@ extern "C" int MPI_Barrier(MPI_Comm comm) {
 namespace rankshape {
 namespace {
 
-// The address of a data symbol of the MPI library, or null.
-const void* symbol(const char* name) { return dlsym(RTLD_DEFAULT, name); }
-
-// A Fortran buffer argument as C sees it: Fortran's MPI_IN_PLACE and
-// MPI_BOTTOM are variables of the MPI library, passed by address (Open
-// MPI: mpi_fortran_in_place_ and its manglings; MPICH: the addresses its
-// Fortran MPI_Init stores in MPIR_F_MPI_IN_PLACE, and MPIR_F08_* for
-// mpi_f08).
-void* c_buffer(void* buffer) {
-  struct Sentinels {
-    std::vector<const void*> in_place, bottom;
-    const void* const* mpich_in_place = nullptr;
-    const void* const* mpich_bottom = nullptr;
-  };
-  static const Sentinels s = [] {
-    Sentinels t;
-    for (const char* name :
-         {"mpi_fortran_in_place_", "mpi_fortran_in_place", "mpi_fortran_in_place__",
-          "MPI_FORTRAN_IN_PLACE", "MPIR_F08_MPI_IN_PLACE"}) {
-      if (const void* p = symbol(name)) t.in_place.push_back(p);
-    }
-    for (const char* name : {"mpi_fortran_bottom_", "mpi_fortran_bottom", "mpi_fortran_bottom__",
-                             "MPI_FORTRAN_BOTTOM", "MPIR_F08_MPI_BOTTOM"}) {
-      if (const void* p = symbol(name)) t.bottom.push_back(p);
-    }
-    t.mpich_in_place = static_cast<const void* const*>(symbol("MPIR_F_MPI_IN_PLACE"));
-    t.mpich_bottom = static_cast<const void* const*>(symbol("MPIR_F_MPI_BOTTOM"));
-    return t;
-  }();
-  if (buffer == nullptr) return buffer;
-  for (const void* p : s.in_place) {
-    if (buffer == p) return MPI_IN_PLACE;
-  }
-  if (s.mpich_in_place != nullptr && *s.mpich_in_place == buffer) return MPI_IN_PLACE;
-  for (const void* p : s.bottom) {
-    if (buffer == p) return MPI_BOTTOM;
-  }
-  if (s.mpich_bottom != nullptr && *s.mpich_bottom == buffer) return MPI_BOTTOM;
-  return buffer;
-}
-
 void set_ierror(MPI_Fint* ierror, int code) {
   if (ierror != nullptr) *ierror = code;
 }
@@ -303,11 +261,11 @@ MPI_Op op_c(const MPI_Fint* op) { return PMPI_Op_f2c(*op); }
   RANKSHAPE_FORTRAN_NAME(upper, parameters, call)         \
   RANKSHAPE_FORTRAN_NAME(lower##_f08_, parameters, call)
 
-using rankshape::c_buffer;
 using rankshape::comm_c;
 using rankshape::op_c;
 using rankshape::set_ierror;
 using rankshape::type_c;
+using rankshape::mpi::c_buffer;
 
 RANKSHAPE_FORTRAN(mpi_bcast, MPI_BCAST,
                   (void* buffer, const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* root,

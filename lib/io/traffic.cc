@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -320,6 +321,36 @@ void write_traffic(const std::string& path, const Traffic& traffic) {
     for (const TrafficPair& p : traffic.pairs) {
       out << p.a << ' ' << p.b << ' ' << static_cast<std::int64_t>(p.bytes) << ' '
           << static_cast<std::int64_t>(p.messages) << '\n';
+    }
+  });
+}
+
+void write_directed_traffic(const std::string& path, int ranks,
+                            const std::vector<DirectedTraffic>& lines) {
+  if (ranks < 1 || ranks > kMaxTrafficRanks) {
+    throw std::invalid_argument("traffic of " + std::to_string(ranks) + " ranks");
+  }
+  std::unordered_map<std::uint64_t, int> seen;
+  for (const DirectedTraffic& d : lines) {
+    if (d.from < 0 || d.from >= ranks || d.to < 0 || d.to >= ranks || d.from == d.to ||
+        d.bytes < 0 || d.bytes > kMaxCount || d.messages < 0 || d.messages > kMaxCount) {
+      throw std::invalid_argument("traffic from " + std::to_string(d.from) + " to " +
+                                  std::to_string(d.to) + " of " + std::to_string(d.bytes) +
+                                  " bytes in " + std::to_string(d.messages) +
+                                  " messages, in a job of " + std::to_string(ranks));
+    }
+    const auto key = (static_cast<std::uint64_t>(d.from) << 32) | static_cast<std::uint64_t>(d.to);
+    if (!seen.emplace(key, 0).second) {
+      throw std::invalid_argument("traffic from " + std::to_string(d.from) + " to " +
+                                  std::to_string(d.to) + " twice");
+    }
+  }
+  write_file_atomically(path, [&](std::ostream& out) {
+    out << "rankshape-traffic 1\n"
+        << "ranks " << ranks << '\n'
+        << "# from to bytes messages\n";
+    for (const DirectedTraffic& d : lines) {
+      out << d.from << ' ' << d.to << ' ' << d.bytes << ' ' << d.messages << '\n';
     }
   });
 }

@@ -23,6 +23,7 @@
 #ifndef RANKSHAPE_LIB_IO_TRAFFIC_H_
 #define RANKSHAPE_LIB_IO_TRAFFIC_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,21 @@ Traffic read_traffic(const std::vector<std::string>& paths, int expected_ranks =
 /// Writes traffic in rankshape's format (one line per pair, a < b),
 /// atomically: nothing is left at path on failure.
 void write_traffic(const std::string& path, const Traffic& traffic);
+
+/// One direction of one pair, as a profiler counts it.
+struct DirectedTraffic {
+  int from = 0;
+  int to = 0;
+  std::int64_t bytes = 0;
+  std::int64_t messages = 0;
+};
+
+/// Writes directed counts in rankshape's format, atomically. Throws
+/// std::invalid_argument (writing nothing) unless ranks >= 1 and every line
+/// names two different ranks below it, counts in [0, 2^53], and no
+/// direction of a pair twice.
+void write_directed_traffic(const std::string& path, int ranks,
+                            const std::vector<DirectedTraffic>& lines);
 
 }  // namespace rankshape
 

@@ -15,6 +15,8 @@
 #     the prefix's librankshape_cart.so preloaded;
 #   - the nine collectives from Fortran (use mpi, use mpi_f08) with
 #     librankshape_coll.so preloaded;
+#   - librankshape_profile.so preloaded into the Fortran (use mpi_f08)
+#     stencil program: the traffic it sends;
 #   - a bad pattern in the C example: one message naming it, exit 1;
 #   - --version of the installed tools and the version macro.
 set -uo pipefail
@@ -164,6 +166,24 @@ if build probe "$cc" -c "$repo/tests/install/probe.c" -o "$work/probe.o"; then
       fail "Fortran (use $use) collectives preloaded"; cat "$work/coll_$v.out" >&2
     fi
   done
+fi
+
+# The traffic profiler from the prefix, preloaded into the Fortran stencil
+# program (use mpi_f08) on a periodic 1x4 grid: each rank's two
+# MPI_Sendrecv of one integer along the ring (those along the dimension of
+# 1 go to itself), the MPI_Gather to 0 and the MPI_Allreduce (recursive
+# doubling): 76 bytes in 19 messages between 12 ordered pairs.
+if [ -x "$work/stencil_program_f08" ]; then
+  if launch 4 LD_PRELOAD="$prefix/lib/librankshape_profile.so" \
+    RANKSHAPE_PROFILE_OUT="$work/f08.traffic" -- "$work/stencil_program_f08" 1 4 \
+    >"$work/profile.out" 2>&1 &&
+    grep -q "rankshape profile: 76 bytes in 19 messages between 12 ordered pairs of 4 ranks" \
+      "$work/profile.out" && grep -q "^ranks 4$" "$work/f08.traffic"; then
+    echo "ok ($mpi): the traffic profiler preloaded into a Fortran (use mpi_f08) program"
+  else
+    fail "the traffic profiler preloaded into a Fortran (use mpi_f08) program"
+    cat "$work/profile.out" >&2
+  fi
 fi
 
 # Versions: the tools, the library and the header agree.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,19 @@ TEST(TrafficTest, WritesWhatItReads) {
   const Traffic again = read_traffic({out});
   EXPECT_EQ(again.ranks, 5);
   EXPECT_EQ(pairs_of(again), pairs_of(t));
+}
+
+TEST(TrafficTest, WritesDirectedCountsAsAProfilerHasThem) {
+  const std::string out = scratch_path("directed.traffic");
+  write_directed_traffic(out, 3, {{0, 1, 300, 3}, {1, 0, 100, 1}, {2, 0, 0, 1}});
+  EXPECT_EQ(pairs_of(read_traffic({out})), (std::vector<Pair>{{0, 1, 400, 4}, {0, 2, 0, 1}}));
+  const std::string bad = scratch_path("bad_directed.traffic");
+  EXPECT_THROW(write_directed_traffic(bad, 3, {{0, 3, 1, 1}}), std::invalid_argument);
+  EXPECT_THROW(write_directed_traffic(bad, 3, {{1, 1, 1, 1}}), std::invalid_argument);
+  EXPECT_THROW(write_directed_traffic(bad, 3, {{0, 1, -1, 1}}), std::invalid_argument);
+  EXPECT_THROW(write_directed_traffic(bad, 3, {{0, 1, 1, 1}, {0, 1, 2, 2}}), std::invalid_argument);
+  EXPECT_THROW(write_directed_traffic(bad, 0, {}), std::invalid_argument);
+  EXPECT_FALSE(std::filesystem::exists(bad));
 }
 
 TEST(TrafficTest, SeveralFilesAddUp) {

@@ -1,0 +1,65 @@
+#!/bin/bash
+# The traffic profiler's overhead on message-heavy loops (bench/profile_loop.c)
+# under Open MPI on this machine: 2 ranks exchanging small messages
+# (MPI_Isend, MPI_Irecv, MPI_Waitall) and 2 ranks running small
+# MPI_Allreduce, each ROUNDS times without and with librankshape_profile.so
+# preloaded, alternating, so that both see the same machine; the median of
+# each and their ratio.
+#   bench/profile_overhead.sh [--rounds N] [--iters N] [--out DIR]
+# Writes DIR/profile_overhead.md (default bench/results).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=7 iters=200000 out=bench/results
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rounds | --iters | --out)
+      [ $# -ge 2 ] || { echo "profile_overhead.sh: $1 needs a value" >&2; exit 2; }
+      case $1 in --rounds) rounds=$2 ;; --iters) iters=$2 ;; --out) out=$2 ;; esac
+      shift 2
+      ;;
+    *) echo "profile_overhead.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ $rounds =~ ^[1-9][0-9]*$ && $iters =~ ^[1-9][0-9]*$ ]] ||
+  { echo "profile_overhead.sh: --rounds and --iters take whole numbers >= 1" >&2; exit 2; }
+command -v mpirun >/dev/null || { echo "profile_overhead.sh: needs Open MPI's mpirun (tools/install-deps)" >&2; exit 1; }
+bazel build --noshow_progress --ui_event_filters=-info -c opt //bench:profile_loop \
+  //lib/profile:librankshape_profile.so
+bin=$(bazel info -c opt bazel-bin 2>/dev/null)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$bin/bench/profile_loop" "$bin/lib/profile/librankshape_profile.so" "$work/"
+
+# seconds KIND BYTES [PRELOAD]: one run's slowest rank.
+seconds() {
+  local vars=()
+  [ $# -ge 3 ] && vars=(-x "LD_PRELOAD=$work/librankshape_profile.so" -x "RANKSHAPE_PROFILE_OUT=$work/t")
+  mpirun --allow-run-as-root --oversubscribe --bind-to core -np 2 "${vars[@]}" \
+    "$work/profile_loop" "$1" "$iters" "$2" 2>/dev/null | awk '$1 == "seconds" {print $2}'
+}
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+mkdir -p "$out"
+{
+  echo "# The traffic profiler's overhead"
+  echo
+  echo "Written by \`bench/profile_overhead.sh --rounds $rounds --iters $iters\` ($(date +%Y-%m-%d)),"
+  echo "Open MPI $(mpirun --version 2>/dev/null | head -1 | awk '{print $NF}'), 2 ranks on this machine ($(nproc) cores),"
+  echo "$iters iterations per run, $rounds runs of each, plain and preloaded alternating; median seconds."
+  echo
+  echo "| loop | bytes | plain | profiled | profiled / plain |"
+  echo "|---|---:|---:|---:|---:|"
+  for case in "p2p 8" "p2p 4096" "allreduce 8"; do
+    set -- $case
+    : >"$work/plain" && : >"$work/profiled"
+    for ((i = 0; i < rounds; ++i)); do
+      seconds "$1" "$2" >>"$work/plain"
+      seconds "$1" "$2" preload >>"$work/profiled"
+    done
+    a=$(median <"$work/plain") b=$(median <"$work/profiled")
+    awk -v k="$1" -v n="$2" -v a="$a" -v b="$b" \
+      'BEGIN {printf "| %s | %d | %.4f | %.4f | %.3f |\n", k, n, a, b, b / a}'
+  done
+} >"$out/profile_overhead.md.tmp"
+mv "$out/profile_overhead.md.tmp" "$out/profile_overhead.md"
+cat "$out/profile_overhead.md"

@@ -1,0 +1,17 @@
+// Fortran callers' buffers as C sees them. Fortran's MPI_IN_PLACE and
+// MPI_BOTTOM are variables of the MPI library, passed by address (Open MPI:
+// mpi_fortran_in_place_ and its manglings; MPICH: the addresses its
+// Fortran MPI_Init stores in MPIR_F_MPI_IN_PLACE, and MPIR_F08_* for
+// mpi_f08). The drop-ins' Fortran entry points use this to hand C the
+// sentinels it knows.
+#ifndef RANKSHAPE_LIB_MPI_FORTRAN_H_
+#define RANKSHAPE_LIB_MPI_FORTRAN_H_
+
+namespace rankshape::mpi {
+
+/// MPI_IN_PLACE or MPI_BOTTOM for Fortran's sentinels, else buffer itself.
+void* c_buffer(void* buffer);
+
+}  // namespace rankshape::mpi
+
+#endif  // RANKSHAPE_LIB_MPI_FORTRAN_H_

@@ -1,0 +1,74 @@
+// The traffic profiler's counts: bytes and messages this process sent to
+// every rank of MPI_COMM_WORLD, and their collection into one traffic file
+// at MPI_Finalize (lib/io/traffic.h, rankshape's format, directed lines).
+//
+// Counts are recorded after a call succeeds, with the destination
+// translated from the call's communicator (the remote group of an
+// inter-communicator) to MPI_COMM_WORLD; MPI_PROC_NULL and sends to
+// oneself are not counted. The translation of a communicator is computed
+// once and kept as an attribute of it (dropped with it). Counting is
+// thread-safe (relaxed atomic additions).
+#ifndef RANKSHAPE_LIB_PROFILE_RECORDER_H_
+#define RANKSHAPE_LIB_PROFILE_RECORDER_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lib/profile/algorithms.h"
+
+namespace rankshape::profile {
+
+/// Where the traffic file goes: $RANKSHAPE_PROFILE_OUT, else
+/// "rankshape.traffic" in the working folder of rank 0.
+std::string output_path();
+
+/// Counts count elements of type sent to rank dest of comm.
+void record_send(MPI_Comm comm, int dest, int count, MPI_Datatype type);
+/// Counts a collective's sends from this rank (ranks of comm); nothing for
+/// an inter-communicator.
+void record_sends(MPI_Comm comm, const Sends& sends);
+/// Bytes of count elements of type (0 if the type has no size).
+std::int64_t bytes_of(int count, MPI_Datatype type);
+/// This rank's rank and size in comm, or false for an inter-communicator
+/// or a failing call.
+bool intra_rank(MPI_Comm comm, int& rank, int& size);
+/// Bytes of counts[j] elements of type, for j < n.
+std::vector<std::int64_t> blocks(int n, const int* counts, MPI_Datatype type);
+/// The ranks comm's neighbourhood collectives send to, in their order
+/// (MPI_PROC_NULL included): per dimension the source and the destination
+/// of MPI_Cart_shift by 1; a graph's neighbours; a distributed graph's
+/// destinations. Empty without a topology or when a call fails.
+std::vector<int> out_neighbours(MPI_Comm comm);
+
+/// Persistent send requests: Start and Startall count what the request
+/// sends (Send_init and its kin register it, Request_free forgets it).
+void register_persistent(MPI_Request request, MPI_Comm comm, int dest, int count,
+                         MPI_Datatype type);
+void record_start(MPI_Request request);
+void forget_persistent(MPI_Request request);
+
+/// Collective over MPI_COMM_WORLD, before PMPI_Finalize: gathers every
+/// rank's counts to rank 0, which writes them to output_path() and says so
+/// on stderr. Returns MPI_SUCCESS, or an MPI error code after a message on
+/// stderr (the counts are then lost; nothing is left half-written).
+int write_at_finalize();
+
+/// True while a Fortran entry point forwards to the MPI library's own
+/// Fortran symbol: MPICH's come back through the C entry points, which
+/// must not count the call again.
+bool forwarding_from_fortran();
+
+class FortranForward {
+ public:
+  FortranForward();
+  ~FortranForward();
+  FortranForward(const FortranForward&) = delete;
+  FortranForward& operator=(const FortranForward&) = delete;
+};
+
+}  // namespace rankshape::profile
+
+#endif  // RANKSHAPE_LIB_PROFILE_RECORDER_H_
