@@ -13,29 +13,28 @@ int largest_power_of_two_at_most(int n) {
 
 }  // namespace
 
-Sends bcast(int n, int rank, int root, std::int64_t bytes) {
-  Sends out;
+void bcast(int n, int rank, int root, std::int64_t bytes, Sends& out) {
   const int r = (rank - root + n) % n;
   const int limit = r == 0 ? n : lowest_bit(r);
   for (int step = 1; step < limit && r + step < n; step *= 2) {
     out.push_back({(r + step + root) % n, bytes, 1});
   }
-  return out;
 }
 
-Sends reduce(int n, int rank, int root, std::int64_t bytes) {
+void reduce(int n, int rank, int root, std::int64_t bytes, Sends& out) {
   const int r = (rank - root + n) % n;
-  if (r == 0) return {};
-  return {{(r - lowest_bit(r) + root) % n, bytes, 1}};
+  if (r != 0) out.push_back({(r - lowest_bit(r) + root) % n, bytes, 1});
 }
 
-Sends allreduce(int n, int rank, std::int64_t bytes) {
-  Sends out;
+void allreduce(int n, int rank, std::int64_t bytes, Sends& out) {
   const int pof2 = largest_power_of_two_at_most(n);
   const int rem = n - pof2;
   int newrank = rank - rem;
   if (rank < 2 * rem) {
-    if (rank % 2 == 0) return {{rank + 1, bytes, 1}};  // then waits for the result
+    if (rank % 2 == 0) {  // hands its data on, then waits for the result
+      out.push_back({rank + 1, bytes, 1});
+      return;
+    }
     newrank = rank / 2;
   }
   for (int mask = 1; mask < pof2; mask *= 2) {
@@ -43,58 +42,46 @@ Sends allreduce(int n, int rank, std::int64_t bytes) {
     out.push_back({partner < rem ? partner * 2 + 1 : partner + rem, bytes, 1});
   }
   if (rank < 2 * rem) out.push_back({rank - 1, bytes, 1});
-  return out;
 }
 
-Sends gather(int n, int rank, int root, std::int64_t block_bytes) {
-  (void)n;
-  if (rank == root) return {};
-  return {{root, block_bytes, 1}};
+void gather(int, int rank, int root, std::int64_t block_bytes, Sends& out) {
+  if (rank != root) out.push_back({root, block_bytes, 1});
 }
 
-Sends scatter(int n, int rank, int root, std::int64_t block_bytes) {
-  Sends out;
-  if (rank != root) return out;
+void scatter(int n, int rank, int root, std::int64_t block_bytes, Sends& out) {
+  if (rank != root) return;
   for (int to = 0; to < n; ++to) {
     if (to != root) out.push_back({to, block_bytes, 1});
   }
-  return out;
 }
 
-Sends allgather(int n, int rank, std::int64_t block_bytes) {
-  if (n < 2) return {};
-  return {{(rank + 1) % n, block_bytes * (n - 1), n - 1}};
+void allgather(int n, int rank, std::int64_t block_bytes, Sends& out) {
+  if (n >= 2) out.push_back({(rank + 1) % n, block_bytes * (n - 1), n - 1});
 }
 
-Sends pairwise(int n, int rank, std::int64_t block_bytes) {
-  Sends out;
+void pairwise(int n, int rank, std::int64_t block_bytes, Sends& out) {
   for (int to = 0; to < n; ++to) {
     if (to != rank) out.push_back({to, block_bytes, 1});
   }
-  return out;
 }
 
-Sends allgather_v(int n, int rank, const std::vector<std::int64_t>& block_bytes) {
-  if (n < 2) return {};
+void allgather_v(int n, int rank, const std::vector<std::int64_t>& block_bytes, Sends& out) {
+  if (n < 2) return;
   std::int64_t bytes = 0;
   for (int j = 0; j < n; ++j) {
     if (j != (rank + 1) % n) bytes += block_bytes[static_cast<std::size_t>(j)];
   }
-  return {{(rank + 1) % n, bytes, n - 1}};
+  out.push_back({(rank + 1) % n, bytes, n - 1});
 }
 
-Sends pairwise_v(int n, int rank, const std::vector<std::int64_t>& block_bytes) {
-  Sends out;
+void pairwise_v(int n, int rank, const std::vector<std::int64_t>& block_bytes, Sends& out) {
   for (int to = 0; to < n; ++to) {
     if (to != rank) out.push_back({to, block_bytes[static_cast<std::size_t>(to)], 1});
   }
-  return out;
 }
 
-Sends barrier(int n, int rank) {
-  Sends out;
+void barrier(int n, int rank, Sends& out) {
   for (int step = 1; step < n; step *= 2) out.push_back({(rank + step) % n, 0, 1});
-  return out;
 }
 
 }  // namespace rankshape::profile

@@ -43,21 +43,29 @@ namespace {
 
 bool counting(int code) { return code == MPI_SUCCESS && !forwarding_from_fortran(); }
 
+// A collective's sends from this rank on an intra-communicator:
+// sends(size, rank, out) appends them to this thread's buffer.
+template <class Sender>
+void record_collective(const CommInfo* comm, Sender sends) {
+  if (comm == nullptr || comm->inter) return;
+  Sends& out = scratch_sends();
+  sends(comm->size, comm->rank, out);
+  record_sends(*comm, out);
+}
+
 // A collective's sends from this rank, counted after it succeeded.
 template <class Sender>
 int collective(int code, MPI_Comm comm, Sender sends) {
-  int rank = 0, size = 0;
-  if (counting(code) && intra_rank(comm, rank, size)) record_sends(comm, sends(size, rank));
+  if (!counting(code)) return code;
+  record_collective(comm_info(comm), sends);
   return code;
 }
 
 // A neighbourhood collective's sends: bytes(i) to comm's i-th out-neighbour.
 template <class Bytes>
-Sends to_neighbours(MPI_Comm comm, Bytes bytes) {
-  Sends out;
+void to_neighbours(MPI_Comm comm, Bytes bytes, Sends& out) {
   const std::vector<int> to = out_neighbours(comm);
   for (std::size_t i = 0; i < to.size(); ++i) out.push_back({to[i], bytes(i), 1});
-  return out;
 }
 
 }  // namespace
@@ -149,31 +157,34 @@ extern "C" int MPI_Request_free(MPI_Request* request) {
 }
 
 extern "C" int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  return collective(PMPI_Bcast(buffer, count, type, root, comm), comm, [&](int n, int r) {
-    return rankshape::profile::bcast(n, r, root, bytes_of(count, type));
-  });
+  return collective(PMPI_Bcast(buffer, count, type, root, comm), comm,
+                    [&](int n, int r, rp::Sends& out) {
+                      rankshape::profile::bcast(n, r, root, bytes_of(count, type), out);
+                    });
 }
 
 extern "C" int MPI_Reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                           int root, MPI_Comm comm) {
-  return collective(PMPI_Reduce(send, recv, count, type, op, root, comm), comm, [&](int n, int r) {
-    return rankshape::profile::reduce(n, r, root, bytes_of(count, type));
-  });
+  return collective(PMPI_Reduce(send, recv, count, type, op, root, comm), comm,
+                    [&](int n, int r, rp::Sends& out) {
+                      rankshape::profile::reduce(n, r, root, bytes_of(count, type), out);
+                    });
 }
 
 extern "C" int MPI_Allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                              MPI_Comm comm) {
-  return collective(PMPI_Allreduce(send, recv, count, type, op, comm), comm, [&](int n, int r) {
-    return rankshape::profile::allreduce(n, r, bytes_of(count, type));
-  });
+  return collective(PMPI_Allreduce(send, recv, count, type, op, comm), comm,
+                    [&](int n, int r, rp::Sends& out) {
+                      rankshape::profile::allreduce(n, r, bytes_of(count, type), out);
+                    });
 }
 
 extern "C" int MPI_Gather(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                           int recv_count, MPI_Datatype recv_type, int root, MPI_Comm comm) {
   return collective(
       PMPI_Gather(send, send_count, send_type, recv, recv_count, recv_type, root, comm), comm,
-      [&](int n, int r) {
-        return rankshape::profile::gather(n, r, root, bytes_of(send_count, send_type));
+      [&](int n, int r, rp::Sends& out) {
+        rankshape::profile::gather(n, r, root, bytes_of(send_count, send_type), out);
       });
 }
 
@@ -181,8 +192,8 @@ extern "C" int MPI_Scatter(const void* send, int send_count, MPI_Datatype send_t
                            int recv_count, MPI_Datatype recv_type, int root, MPI_Comm comm) {
   return collective(
       PMPI_Scatter(send, send_count, send_type, recv, recv_count, recv_type, root, comm), comm,
-      [&](int n, int r) {
-        return rankshape::profile::scatter(n, r, root, bytes_of(send_count, send_type));
+      [&](int n, int r, rp::Sends& out) {
+        rankshape::profile::scatter(n, r, root, bytes_of(send_count, send_type), out);
       });
 }
 
@@ -191,29 +202,30 @@ extern "C" int MPI_Scatter(const void* send, int send_count, MPI_Datatype send_t
 extern "C" int MPI_Allgather(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                              int recv_count, MPI_Datatype recv_type, MPI_Comm comm) {
   return collective(PMPI_Allgather(send, send_count, send_type, recv, recv_count, recv_type, comm),
-                    comm, [&](int n, int r) {
-                      return rankshape::profile::allgather(n, r, bytes_of(recv_count, recv_type));
+                    comm, [&](int n, int r, rp::Sends& out) {
+                      rankshape::profile::allgather(n, r, bytes_of(recv_count, recv_type), out);
                     });
 }
 
 extern "C" int MPI_Reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type,
                                         MPI_Op op, MPI_Comm comm) {
-  return collective(
-      PMPI_Reduce_scatter_block(send, recv, count, type, op, comm), comm,
-      [&](int n, int r) { return rankshape::profile::pairwise(n, r, bytes_of(count, type)); });
+  return collective(PMPI_Reduce_scatter_block(send, recv, count, type, op, comm), comm,
+                    [&](int n, int r, rp::Sends& out) {
+                      rankshape::profile::pairwise(n, r, bytes_of(count, type), out);
+                    });
 }
 
 extern "C" int MPI_Alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                             int recv_count, MPI_Datatype recv_type, MPI_Comm comm) {
   return collective(PMPI_Alltoall(send, send_count, send_type, recv, recv_count, recv_type, comm),
-                    comm, [&](int n, int r) {
-                      return rankshape::profile::pairwise(n, r, bytes_of(recv_count, recv_type));
+                    comm, [&](int n, int r, rp::Sends& out) {
+                      rankshape::profile::pairwise(n, r, bytes_of(recv_count, recv_type), out);
                     });
 }
 
 extern "C" int MPI_Barrier(MPI_Comm comm) {
   return collective(PMPI_Barrier(comm), comm,
-                    [&](int n, int r) { return rankshape::profile::barrier(n, r); });
+                    [&](int n, int r, rp::Sends& out) { rankshape::profile::barrier(n, r, out); });
 }
 
 // The vector forms: Alltoallv counts the receive side when sending in
@@ -223,11 +235,11 @@ extern "C" int MPI_Alltoallv(const void* send, const int send_counts[], const in
                              const int recv_displs[], MPI_Datatype recv_type, MPI_Comm comm) {
   return collective(PMPI_Alltoallv(send, send_counts, send_displs, send_type, recv, recv_counts,
                                    recv_displs, recv_type, comm),
-                    comm, [&](int n, int r) {
-                      return rp::pairwise_v(n, r,
-                                            send == MPI_IN_PLACE
-                                                ? blocks(n, recv_counts, recv_type)
-                                                : blocks(n, send_counts, send_type));
+                    comm, [&](int n, int r, rp::Sends& out) {
+                      rp::pairwise_v(n, r,
+                                     send == MPI_IN_PLACE ? blocks(n, recv_counts, recv_type)
+                                                          : blocks(n, send_counts, send_type),
+                                     out);
                     });
 }
 
@@ -236,7 +248,9 @@ extern "C" int MPI_Allgatherv(const void* send, int send_count, MPI_Datatype sen
                               MPI_Comm comm) {
   return collective(
       PMPI_Allgatherv(send, send_count, send_type, recv, recv_counts, displs, recv_type, comm),
-      comm, [&](int n, int r) { return rp::allgather_v(n, r, blocks(n, recv_counts, recv_type)); });
+      comm, [&](int n, int r, rp::Sends& out) {
+        rp::allgather_v(n, r, blocks(n, recv_counts, recv_type), out);
+      });
 }
 
 extern "C" int MPI_Gatherv(const void* send, int send_count, MPI_Datatype send_type, void* recv,
@@ -244,7 +258,9 @@ extern "C" int MPI_Gatherv(const void* send, int send_count, MPI_Datatype send_t
                            int root, MPI_Comm comm) {
   return collective(
       PMPI_Gatherv(send, send_count, send_type, recv, recv_counts, displs, recv_type, root, comm),
-      comm, [&](int n, int r) { return rp::gather(n, r, root, bytes_of(send_count, send_type)); });
+      comm, [&](int n, int r, rp::Sends& out) {
+        rp::gather(n, r, root, bytes_of(send_count, send_type), out);
+      });
 }
 
 extern "C" int MPI_Scatterv(const void* send, const int send_counts[], const int displs[],
@@ -252,16 +268,17 @@ extern "C" int MPI_Scatterv(const void* send, const int send_counts[], const int
                             MPI_Datatype recv_type, int root, MPI_Comm comm) {
   return collective(
       PMPI_Scatterv(send, send_counts, displs, send_type, recv, recv_count, recv_type, root, comm),
-      comm, [&](int n, int r) {
-        return r == root ? rp::pairwise_v(n, r, blocks(n, send_counts, send_type)) : rp::Sends{};
+      comm, [&](int n, int r, rp::Sends& out) {
+        if (r == root) rp::pairwise_v(n, r, blocks(n, send_counts, send_type), out);
       });
 }
 
 extern "C" int MPI_Reduce_scatter(const void* send, void* recv, const int recv_counts[],
                                   MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return collective(
-      PMPI_Reduce_scatter(send, recv, recv_counts, type, op, comm), comm,
-      [&](int n, int r) { return rp::pairwise_v(n, r, blocks(n, recv_counts, type)); });
+  return collective(PMPI_Reduce_scatter(send, recv, recv_counts, type, op, comm), comm,
+                    [&](int n, int r, rp::Sends& out) {
+                      rp::pairwise_v(n, r, blocks(n, recv_counts, type), out);
+                    });
 }
 
 // Neighbourhood collectives: what each out-neighbour of the topology gets.
@@ -270,8 +287,9 @@ extern "C" int MPI_Neighbor_allgather(const void* send, int send_count, MPI_Data
                                       MPI_Comm comm) {
   return collective(
       PMPI_Neighbor_allgather(send, send_count, send_type, recv, recv_count, recv_type, comm), comm,
-      [&](int, int) {
-        return to_neighbours(comm, [&](std::size_t) { return bytes_of(send_count, send_type); });
+      [&](int, int, rp::Sends& out) {
+        to_neighbours(
+            comm, [&](std::size_t) { return bytes_of(send_count, send_type); }, out);
       });
 }
 
@@ -280,9 +298,9 @@ extern "C" int MPI_Neighbor_allgatherv(const void* send, int send_count, MPI_Dat
                                        MPI_Datatype recv_type, MPI_Comm comm) {
   return collective(PMPI_Neighbor_allgatherv(send, send_count, send_type, recv, recv_counts, displs,
                                              recv_type, comm),
-                    comm, [&](int, int) {
-                      return to_neighbours(
-                          comm, [&](std::size_t) { return bytes_of(send_count, send_type); });
+                    comm, [&](int, int, rp::Sends& out) {
+                      to_neighbours(
+                          comm, [&](std::size_t) { return bytes_of(send_count, send_type); }, out);
                     });
 }
 
@@ -291,8 +309,9 @@ extern "C" int MPI_Neighbor_alltoall(const void* send, int send_count, MPI_Datat
                                      MPI_Comm comm) {
   return collective(
       PMPI_Neighbor_alltoall(send, send_count, send_type, recv, recv_count, recv_type, comm), comm,
-      [&](int, int) {
-        return to_neighbours(comm, [&](std::size_t) { return bytes_of(send_count, send_type); });
+      [&](int, int, rp::Sends& out) {
+        to_neighbours(
+            comm, [&](std::size_t) { return bytes_of(send_count, send_type); }, out);
       });
 }
 
@@ -302,9 +321,10 @@ extern "C" int MPI_Neighbor_alltoallv(const void* send, const int send_counts[],
                                       MPI_Datatype recv_type, MPI_Comm comm) {
   return collective(PMPI_Neighbor_alltoallv(send, send_counts, send_displs, send_type, recv,
                                             recv_counts, recv_displs, recv_type, comm),
-                    comm, [&](int, int) {
-                      return to_neighbours(
-                          comm, [&](std::size_t i) { return bytes_of(send_counts[i], send_type); });
+                    comm, [&](int, int, rp::Sends& out) {
+                      to_neighbours(
+                          comm, [&](std::size_t i) { return bytes_of(send_counts[i], send_type); },
+                          out);
                     });
 }
 
@@ -313,32 +333,35 @@ extern "C" int MPI_Neighbor_alltoallw(const void* send, const int send_counts[],
                                       void* recv, const int recv_counts[],
                                       const MPI_Aint recv_displs[], const MPI_Datatype recv_types[],
                                       MPI_Comm comm) {
-  return collective(PMPI_Neighbor_alltoallw(send, send_counts, send_displs, send_types, recv,
-                                            recv_counts, recv_displs, recv_types, comm),
-                    comm, [&](int, int) {
-                      return to_neighbours(comm, [&](std::size_t i) {
-                        return bytes_of(send_counts[i], send_types[i]);
-                      });
-                    });
+  return collective(
+      PMPI_Neighbor_alltoallw(send, send_counts, send_displs, send_types, recv, recv_counts,
+                              recv_displs, recv_types, comm),
+      comm, [&](int, int, rp::Sends& out) {
+        to_neighbours(
+            comm, [&](std::size_t i) { return bytes_of(send_counts[i], send_types[i]); }, out);
+      });
 }
 
 // Nonblocking collectives: counted when started, as their blocking forms.
 extern "C" int MPI_Ibcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                           MPI_Request* request) {
-  return collective(PMPI_Ibcast(buffer, count, type, root, comm, request), comm,
-                    [&](int n, int r) { return rp::bcast(n, r, root, bytes_of(count, type)); });
+  return collective(
+      PMPI_Ibcast(buffer, count, type, root, comm, request), comm,
+      [&](int n, int r, rp::Sends& out) { rp::bcast(n, r, root, bytes_of(count, type), out); });
 }
 
 extern "C" int MPI_Ireduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                            int root, MPI_Comm comm, MPI_Request* request) {
-  return collective(PMPI_Ireduce(send, recv, count, type, op, root, comm, request), comm,
-                    [&](int n, int r) { return rp::reduce(n, r, root, bytes_of(count, type)); });
+  return collective(
+      PMPI_Ireduce(send, recv, count, type, op, root, comm, request), comm,
+      [&](int n, int r, rp::Sends& out) { rp::reduce(n, r, root, bytes_of(count, type), out); });
 }
 
 extern "C" int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                               MPI_Comm comm, MPI_Request* request) {
-  return collective(PMPI_Iallreduce(send, recv, count, type, op, comm, request), comm,
-                    [&](int n, int r) { return rp::allreduce(n, r, bytes_of(count, type)); });
+  return collective(
+      PMPI_Iallreduce(send, recv, count, type, op, comm, request), comm,
+      [&](int n, int r, rp::Sends& out) { rp::allreduce(n, r, bytes_of(count, type), out); });
 }
 
 extern "C" int MPI_Igather(const void* send, int send_count, MPI_Datatype send_type, void* recv,
@@ -346,7 +369,9 @@ extern "C" int MPI_Igather(const void* send, int send_count, MPI_Datatype send_t
                            MPI_Request* request) {
   return collective(
       PMPI_Igather(send, send_count, send_type, recv, recv_count, recv_type, root, comm, request),
-      comm, [&](int n, int r) { return rp::gather(n, r, root, bytes_of(send_count, send_type)); });
+      comm, [&](int n, int r, rp::Sends& out) {
+        rp::gather(n, r, root, bytes_of(send_count, send_type), out);
+      });
 }
 
 extern "C" int MPI_Iscatter(const void* send, int send_count, MPI_Datatype send_type, void* recv,
@@ -354,7 +379,9 @@ extern "C" int MPI_Iscatter(const void* send, int send_count, MPI_Datatype send_
                             MPI_Request* request) {
   return collective(
       PMPI_Iscatter(send, send_count, send_type, recv, recv_count, recv_type, root, comm, request),
-      comm, [&](int n, int r) { return rp::scatter(n, r, root, bytes_of(send_count, send_type)); });
+      comm, [&](int n, int r, rp::Sends& out) {
+        rp::scatter(n, r, root, bytes_of(send_count, send_type), out);
+      });
 }
 
 extern "C" int MPI_Iallgather(const void* send, int send_count, MPI_Datatype send_type, void* recv,
@@ -362,7 +389,9 @@ extern "C" int MPI_Iallgather(const void* send, int send_count, MPI_Datatype sen
                               MPI_Request* request) {
   return collective(
       PMPI_Iallgather(send, send_count, send_type, recv, recv_count, recv_type, comm, request),
-      comm, [&](int n, int r) { return rp::allgather(n, r, bytes_of(recv_count, recv_type)); });
+      comm, [&](int n, int r, rp::Sends& out) {
+        rp::allgather(n, r, bytes_of(recv_count, recv_type), out);
+      });
 }
 
 extern "C" int MPI_Ialltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv,
@@ -370,18 +399,21 @@ extern "C" int MPI_Ialltoall(const void* send, int send_count, MPI_Datatype send
                              MPI_Request* request) {
   return collective(
       PMPI_Ialltoall(send, send_count, send_type, recv, recv_count, recv_type, comm, request), comm,
-      [&](int n, int r) { return rp::pairwise(n, r, bytes_of(recv_count, recv_type)); });
+      [&](int n, int r, rp::Sends& out) {
+        rp::pairwise(n, r, bytes_of(recv_count, recv_type), out);
+      });
 }
 
 extern "C" int MPI_Ireduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type,
                                          MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  return collective(PMPI_Ireduce_scatter_block(send, recv, count, type, op, comm, request), comm,
-                    [&](int n, int r) { return rp::pairwise(n, r, bytes_of(count, type)); });
+  return collective(
+      PMPI_Ireduce_scatter_block(send, recv, count, type, op, comm, request), comm,
+      [&](int n, int r, rp::Sends& out) { rp::pairwise(n, r, bytes_of(count, type), out); });
 }
 
 extern "C" int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   return collective(PMPI_Ibarrier(comm, request), comm,
-                    [&](int n, int r) { return rp::barrier(n, r); });
+                    [&](int n, int r, rp::Sends& out) { rp::barrier(n, r, out); });
 }
 
 extern "C" int MPI_Ialltoallv(const void* send, const int send_counts[], const int send_displs[],
@@ -390,21 +422,22 @@ extern "C" int MPI_Ialltoallv(const void* send, const int send_counts[], const i
                               MPI_Request* request) {
   return collective(PMPI_Ialltoallv(send, send_counts, send_displs, send_type, recv, recv_counts,
                                     recv_displs, recv_type, comm, request),
-                    comm, [&](int n, int r) {
-                      return rp::pairwise_v(n, r,
-                                            send == MPI_IN_PLACE
-                                                ? blocks(n, recv_counts, recv_type)
-                                                : blocks(n, send_counts, send_type));
+                    comm, [&](int n, int r, rp::Sends& out) {
+                      rp::pairwise_v(n, r,
+                                     send == MPI_IN_PLACE ? blocks(n, recv_counts, recv_type)
+                                                          : blocks(n, send_counts, send_type),
+                                     out);
                     });
 }
 
 extern "C" int MPI_Iallgatherv(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                                const int recv_counts[], const int displs[], MPI_Datatype recv_type,
                                MPI_Comm comm, MPI_Request* request) {
-  return collective(
-      PMPI_Iallgatherv(send, send_count, send_type, recv, recv_counts, displs, recv_type, comm,
-                       request),
-      comm, [&](int n, int r) { return rp::allgather_v(n, r, blocks(n, recv_counts, recv_type)); });
+  return collective(PMPI_Iallgatherv(send, send_count, send_type, recv, recv_counts, displs,
+                                     recv_type, comm, request),
+                    comm, [&](int n, int r, rp::Sends& out) {
+                      rp::allgather_v(n, r, blocks(n, recv_counts, recv_type), out);
+                    });
 }
 
 extern "C" int MPI_Ineighbor_alltoall(const void* send, int send_count, MPI_Datatype send_type,
@@ -412,9 +445,9 @@ extern "C" int MPI_Ineighbor_alltoall(const void* send, int send_count, MPI_Data
                                       MPI_Comm comm, MPI_Request* request) {
   return collective(PMPI_Ineighbor_alltoall(send, send_count, send_type, recv, recv_count,
                                             recv_type, comm, request),
-                    comm, [&](int, int) {
-                      return to_neighbours(
-                          comm, [&](std::size_t) { return bytes_of(send_count, send_type); });
+                    comm, [&](int, int, rp::Sends& out) {
+                      to_neighbours(
+                          comm, [&](std::size_t) { return bytes_of(send_count, send_type); }, out);
                     });
 }
 
@@ -423,9 +456,9 @@ extern "C" int MPI_Ineighbor_allgather(const void* send, int send_count, MPI_Dat
                                        MPI_Comm comm, MPI_Request* request) {
   return collective(PMPI_Ineighbor_allgather(send, send_count, send_type, recv, recv_count,
                                              recv_type, comm, request),
-                    comm, [&](int, int) {
-                      return to_neighbours(
-                          comm, [&](std::size_t) { return bytes_of(send_count, send_type); });
+                    comm, [&](int, int, rp::Sends& out) {
+                      to_neighbours(
+                          comm, [&](std::size_t) { return bytes_of(send_count, send_type); }, out);
                     });
 }
 
@@ -436,9 +469,10 @@ extern "C" int MPI_Ineighbor_alltoallv(const void* send, const int send_counts[]
                                        MPI_Request* request) {
   return collective(PMPI_Ineighbor_alltoallv(send, send_counts, send_displs, send_type, recv,
                                              recv_counts, recv_displs, recv_type, comm, request),
-                    comm, [&](int, int) {
-                      return to_neighbours(
-                          comm, [&](std::size_t i) { return bytes_of(send_counts[i], send_type); });
+                    comm, [&](int, int, rp::Sends& out) {
+                      to_neighbours(
+                          comm, [&](std::size_t i) { return bytes_of(send_counts[i], send_type); },
+                          out);
                     });
 }
 
@@ -477,9 +511,7 @@ MPI_Datatype type_c(const MPI_Fint* type) { return PMPI_Type_f2c(*type); }
 // A collective called from Fortran, counted as from C.
 template <class Sender>
 void fortran_collective(const MPI_Fint* ierror, const MPI_Fint* comm, Sender sends) {
-  int rank = 0, size = 0;
-  const MPI_Comm c = comm_c(comm);
-  if (ok(ierror) && intra_rank(c, rank, size)) record_sends(c, sends(size, rank));
+  if (ok(ierror)) record_collective(comm_info(comm_c(comm)), sends);
 }
 
 }  // namespace
@@ -587,8 +619,8 @@ RANKSHAPE_FORTRAN(mpi_request_free, MPI_REQUEST_FREE, (MPI_Fint * request, MPI_F
                     (void* buffer, const MPI_Fint* count, const MPI_Fint* type,             \
                      const MPI_Fint* root, const MPI_Fint* comm, REQUEST MPI_Fint* ierror), \
                     (buffer, count, type, root, comm, REQUEST_ARGUMENT ierror), (void)0,    \
-                    fortran_collective(ierror, comm, [&](int n, int r) {                    \
-                      return rp::bcast(n, r, *root, bytes_of(*count, type_c(type)));        \
+                    fortran_collective(ierror, comm, [&](int n, int r, rp::Sends& out) {    \
+                      rp::bcast(n, r, *root, bytes_of(*count, type_c(type)), out);          \
                     }))
 #define RANKSHAPE_FORTRAN_REDUCE(lower, upper, REQUEST, REQUEST_ARGUMENT)                       \
   RANKSHAPE_FORTRAN(                                                                            \
@@ -596,8 +628,8 @@ RANKSHAPE_FORTRAN(mpi_request_free, MPI_REQUEST_FREE, (MPI_Fint * request, MPI_F
       (void* send, void* recv, const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* op, \
        const MPI_Fint* root, const MPI_Fint* comm, REQUEST MPI_Fint* ierror),                   \
       (send, recv, count, type, op, root, comm, REQUEST_ARGUMENT ierror), (void)0,              \
-      fortran_collective(ierror, comm, [&](int n, int r) {                                      \
-        return rp::reduce(n, r, *root, bytes_of(*count, type_c(type)));                         \
+      fortran_collective(ierror, comm, [&](int n, int r, rp::Sends& out) {                      \
+        rp::reduce(n, r, *root, bytes_of(*count, type_c(type)), out);                           \
       }))
 // Allreduce and reduce_scatter_block: ALGORITHM(n, rank, bytes).
 #define RANKSHAPE_FORTRAN_ALLREDUCE(lower, upper, ALGORITHM, REQUEST, REQUEST_ARGUMENT)    \
@@ -605,19 +637,19 @@ RANKSHAPE_FORTRAN(mpi_request_free, MPI_REQUEST_FREE, (MPI_Fint * request, MPI_F
                     (void* send, void* recv, const MPI_Fint* count, const MPI_Fint* type,  \
                      const MPI_Fint* op, const MPI_Fint* comm, REQUEST MPI_Fint* ierror),  \
                     (send, recv, count, type, op, comm, REQUEST_ARGUMENT ierror), (void)0, \
-                    fortran_collective(ierror, comm, [&](int n, int r) {                   \
-                      return ALGORITHM(n, r, bytes_of(*count, type_c(type)));              \
+                    fortran_collective(ierror, comm, [&](int n, int r, rp::Sends& out) {   \
+                      ALGORITHM(n, r, bytes_of(*count, type_c(type)), out);                \
                     }))
 // Gather and scatter: ALGORITHM(n, rank, root, the send side's block).
-#define RANKSHAPE_FORTRAN_ROOTED(lower, upper, ALGORITHM, REQUEST, REQUEST_ARGUMENT)           \
-  RANKSHAPE_FORTRAN(lower, upper,                                                              \
-                    (void* send, const MPI_Fint* send_count, const MPI_Fint* send_type,        \
-                     void* recv, const MPI_Fint* recv_count, const MPI_Fint* recv_type,        \
-                     const MPI_Fint* root, const MPI_Fint* comm, REQUEST MPI_Fint* ierror),    \
-                    (send, send_count, send_type, recv, recv_count, recv_type, root, comm,     \
-                     REQUEST_ARGUMENT ierror),                                                 \
-                    (void)0, fortran_collective(ierror, comm, [&](int n, int r) {              \
-                      return ALGORITHM(n, r, *root, bytes_of(*send_count, type_c(send_type))); \
+#define RANKSHAPE_FORTRAN_ROOTED(lower, upper, ALGORITHM, REQUEST, REQUEST_ARGUMENT)              \
+  RANKSHAPE_FORTRAN(lower, upper,                                                                 \
+                    (void* send, const MPI_Fint* send_count, const MPI_Fint* send_type,           \
+                     void* recv, const MPI_Fint* recv_count, const MPI_Fint* recv_type,           \
+                     const MPI_Fint* root, const MPI_Fint* comm, REQUEST MPI_Fint* ierror),       \
+                    (send, send_count, send_type, recv, recv_count, recv_type, root, comm,        \
+                     REQUEST_ARGUMENT ierror),                                                    \
+                    (void)0, fortran_collective(ierror, comm, [&](int n, int r, rp::Sends& out) { \
+                      ALGORITHM(n, r, *root, bytes_of(*send_count, type_c(send_type)), out);      \
                     }))
 // Allgather, alltoall and the neighbourhood forms: SENDS (from n, r and the
 // arguments).
@@ -628,10 +660,10 @@ RANKSHAPE_FORTRAN(mpi_request_free, MPI_REQUEST_FREE, (MPI_Fint * request, MPI_F
        const MPI_Fint* recv_count, const MPI_Fint* recv_type, const MPI_Fint* comm,              \
        REQUEST MPI_Fint* ierror),                                                                \
       (send, send_count, send_type, recv, recv_count, recv_type, comm, REQUEST_ARGUMENT ierror), \
-      (void)0, fortran_collective(ierror, comm, [&](int n, int r) {                              \
+      (void)0, fortran_collective(ierror, comm, [&](int n, int r, rp::Sends& out) {              \
         (void)n;                                                                                 \
         (void)r;                                                                                 \
-        return SENDS;                                                                            \
+        SENDS;                                                                                   \
       }))
 // Alltoallv and its neighbourhood forms.
 #define RANKSHAPE_FORTRAN_BLOCKS_V(lower, upper, SENDS, REQUEST, REQUEST_ARGUMENT)                 \
@@ -642,36 +674,40 @@ RANKSHAPE_FORTRAN(mpi_request_free, MPI_REQUEST_FREE, (MPI_Fint * request, MPI_F
                      REQUEST MPI_Fint* ierror),                                                    \
                     (send, send_counts, send_displs, send_type, recv, recv_counts, recv_displs,    \
                      recv_type, comm, REQUEST_ARGUMENT ierror),                                    \
-                    (void)0, fortran_collective(ierror, comm, [&](int n, int r) {                  \
+                    (void)0, fortran_collective(ierror, comm, [&](int n, int r, rp::Sends& out) {  \
                       (void)n;                                                                     \
                       (void)r;                                                                     \
-                      return SENDS;                                                                \
+                      SENDS;                                                                       \
                     }))
 // Allgatherv and its neighbourhood form.
-#define RANKSHAPE_FORTRAN_GATHER_V(lower, upper, SENDS, REQUEST, REQUEST_ARGUMENT)               \
-  RANKSHAPE_FORTRAN(lower, upper,                                                                \
-                    (void* send, const MPI_Fint* send_count, const MPI_Fint* send_type,          \
-                     void* recv, const MPI_Fint* recv_counts, const MPI_Fint* displs,            \
-                     const MPI_Fint* recv_type, const MPI_Fint* comm, REQUEST MPI_Fint* ierror), \
-                    (send, send_count, send_type, recv, recv_counts, displs, recv_type, comm,    \
-                     REQUEST_ARGUMENT ierror),                                                   \
-                    (void)0, fortran_collective(ierror, comm, [&](int n, int r) {                \
-                      (void)n;                                                                   \
-                      (void)r;                                                                   \
-                      return SENDS;                                                              \
+#define RANKSHAPE_FORTRAN_GATHER_V(lower, upper, SENDS, REQUEST, REQUEST_ARGUMENT)                \
+  RANKSHAPE_FORTRAN(lower, upper,                                                                 \
+                    (void* send, const MPI_Fint* send_count, const MPI_Fint* send_type,           \
+                     void* recv, const MPI_Fint* recv_counts, const MPI_Fint* displs,             \
+                     const MPI_Fint* recv_type, const MPI_Fint* comm, REQUEST MPI_Fint* ierror),  \
+                    (send, send_count, send_type, recv, recv_counts, displs, recv_type, comm,     \
+                     REQUEST_ARGUMENT ierror),                                                    \
+                    (void)0, fortran_collective(ierror, comm, [&](int n, int r, rp::Sends& out) { \
+                      (void)n;                                                                    \
+                      (void)r;                                                                    \
+                      SENDS;                                                                      \
                     }))
 #define RANKSHAPE_RECV_BLOCK bytes_of(*recv_count, type_c(recv_type))
 #define RANKSHAPE_EACH_NEIGHBOUR_SEND_BLOCK \
-  to_neighbours(comm_c(comm), [&](std::size_t) { return bytes_of(*send_count, type_c(send_type)); })
-#define RANKSHAPE_EACH_NEIGHBOUR_SEND_COUNT \
-  to_neighbours(comm_c(comm),               \
-                [&](std::size_t i) { return bytes_of(send_counts[i], type_c(send_type)); })
-#define RANKSHAPE_ALLTOALLV_SENDS                                \
-  rp::pairwise_v(n, r,                                           \
-                 rankshape::mpi::c_buffer(send) == MPI_IN_PLACE  \
-                     ? blocks(n, recv_counts, type_c(recv_type)) \
-                     : blocks(n, send_counts, type_c(send_type)))
-#define RANKSHAPE_ALLGATHERV_SENDS rp::allgather_v(n, r, blocks(n, recv_counts, type_c(recv_type)))
+  to_neighbours(                            \
+      comm_c(comm), [&](std::size_t) { return bytes_of(*send_count, type_c(send_type)); }, out)
+#define RANKSHAPE_EACH_NEIGHBOUR_SEND_COUNT                                                     \
+  to_neighbours(                                                                                \
+      comm_c(comm), [&](std::size_t i) { return bytes_of(send_counts[i], type_c(send_type)); }, \
+      out)
+#define RANKSHAPE_ALLTOALLV_SENDS                                 \
+  rp::pairwise_v(n, r,                                            \
+                 rankshape::mpi::c_buffer(send) == MPI_IN_PLACE   \
+                     ? blocks(n, recv_counts, type_c(recv_type))  \
+                     : blocks(n, send_counts, type_c(send_type)), \
+                 out)
+#define RANKSHAPE_ALLGATHERV_SENDS \
+  rp::allgather_v(n, r, blocks(n, recv_counts, type_c(recv_type)), out)
 
 RANKSHAPE_FORTRAN_BCAST(mpi_bcast, MPI_BCAST, , )
 RANKSHAPE_FORTRAN_BCAST(mpi_ibcast, MPI_IBCAST, RANKSHAPE_REQUEST, RANKSHAPE_REQUEST_ARGUMENT)
@@ -689,13 +725,16 @@ RANKSHAPE_FORTRAN_ROOTED(mpi_igather, MPI_IGATHER, rp::gather, RANKSHAPE_REQUEST
 RANKSHAPE_FORTRAN_ROOTED(mpi_scatter, MPI_SCATTER, rp::scatter, , )
 RANKSHAPE_FORTRAN_ROOTED(mpi_iscatter, MPI_ISCATTER, rp::scatter, RANKSHAPE_REQUEST,
                          RANKSHAPE_REQUEST_ARGUMENT)
-RANKSHAPE_FORTRAN_BLOCKS(mpi_allgather, MPI_ALLGATHER, rp::allgather(n, r, RANKSHAPE_RECV_BLOCK),
+RANKSHAPE_FORTRAN_BLOCKS(mpi_allgather, MPI_ALLGATHER,
+                         rp::allgather(n, r, RANKSHAPE_RECV_BLOCK, out), , )
+RANKSHAPE_FORTRAN_BLOCKS(mpi_iallgather, MPI_IALLGATHER,
+                         rp::allgather(n, r, RANKSHAPE_RECV_BLOCK, out), RANKSHAPE_REQUEST,
+                         RANKSHAPE_REQUEST_ARGUMENT)
+RANKSHAPE_FORTRAN_BLOCKS(mpi_alltoall, MPI_ALLTOALL, rp::pairwise(n, r, RANKSHAPE_RECV_BLOCK, out),
                          , )
-RANKSHAPE_FORTRAN_BLOCKS(mpi_iallgather, MPI_IALLGATHER, rp::allgather(n, r, RANKSHAPE_RECV_BLOCK),
-                         RANKSHAPE_REQUEST, RANKSHAPE_REQUEST_ARGUMENT)
-RANKSHAPE_FORTRAN_BLOCKS(mpi_alltoall, MPI_ALLTOALL, rp::pairwise(n, r, RANKSHAPE_RECV_BLOCK), , )
-RANKSHAPE_FORTRAN_BLOCKS(mpi_ialltoall, MPI_IALLTOALL, rp::pairwise(n, r, RANKSHAPE_RECV_BLOCK),
-                         RANKSHAPE_REQUEST, RANKSHAPE_REQUEST_ARGUMENT)
+RANKSHAPE_FORTRAN_BLOCKS(mpi_ialltoall, MPI_IALLTOALL,
+                         rp::pairwise(n, r, RANKSHAPE_RECV_BLOCK, out), RANKSHAPE_REQUEST,
+                         RANKSHAPE_REQUEST_ARGUMENT)
 RANKSHAPE_FORTRAN_BLOCKS(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER,
                          RANKSHAPE_EACH_NEIGHBOUR_SEND_BLOCK, , )
 RANKSHAPE_FORTRAN_BLOCKS(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER,
@@ -721,36 +760,39 @@ RANKSHAPE_FORTRAN_GATHER_V(mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV,
                            RANKSHAPE_EACH_NEIGHBOUR_SEND_BLOCK, , )
 RANKSHAPE_FORTRAN(mpi_barrier, MPI_BARRIER, (const MPI_Fint* comm, MPI_Fint* ierror),
                   (comm, ierror), (void)0,
-                  fortran_collective(ierror, comm, [&](int n, int r) { return rp::barrier(n, r); }))
+                  fortran_collective(ierror, comm,
+                                     [&](int n, int r, rp::Sends& out) { rp::barrier(n, r, out); }))
 RANKSHAPE_FORTRAN(mpi_ibarrier, MPI_IBARRIER,
                   (const MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror),
                   (comm, request, ierror), (void)0,
-                  fortran_collective(ierror, comm, [&](int n, int r) { return rp::barrier(n, r); }))
+                  fortran_collective(ierror, comm,
+                                     [&](int n, int r, rp::Sends& out) { rp::barrier(n, r, out); }))
 RANKSHAPE_FORTRAN(mpi_gatherv, MPI_GATHERV,
                   (void* send, const MPI_Fint* send_count, const MPI_Fint* send_type, void* recv,
                    const MPI_Fint* recv_counts, const MPI_Fint* displs, const MPI_Fint* recv_type,
                    const MPI_Fint* root, const MPI_Fint* comm, MPI_Fint* ierror),
                   (send, send_count, send_type, recv, recv_counts, displs, recv_type, root, comm,
                    ierror),
-                  (void)0, fortran_collective(ierror, comm, [&](int n, int r) {
-                    return rp::gather(n, r, *root, bytes_of(*send_count, type_c(send_type)));
+                  (void)0, fortran_collective(ierror, comm, [&](int n, int r, rp::Sends& out) {
+                    rp::gather(n, r, *root, bytes_of(*send_count, type_c(send_type)), out);
                   }))
-RANKSHAPE_FORTRAN(
-    mpi_scatterv, MPI_SCATTERV,
-    (void* send, const MPI_Fint* send_counts, const MPI_Fint* displs, const MPI_Fint* send_type,
-     void* recv, const MPI_Fint* recv_count, const MPI_Fint* recv_type, const MPI_Fint* root,
-     const MPI_Fint* comm, MPI_Fint* ierror),
-    (send, send_counts, displs, send_type, recv, recv_count, recv_type, root, comm, ierror),
-    (void)0, fortran_collective(ierror, comm, [&](int n, int r) {
-      return r == *root ? rp::pairwise_v(n, r, blocks(n, send_counts, type_c(send_type)))
-                        : rp::Sends{};
-    }))
+RANKSHAPE_FORTRAN(mpi_scatterv, MPI_SCATTERV,
+                  (void* send, const MPI_Fint* send_counts, const MPI_Fint* displs,
+                   const MPI_Fint* send_type, void* recv, const MPI_Fint* recv_count,
+                   const MPI_Fint* recv_type, const MPI_Fint* root, const MPI_Fint* comm,
+                   MPI_Fint* ierror),
+                  (send, send_counts, displs, send_type, recv, recv_count, recv_type, root, comm,
+                   ierror),
+                  (void)0, fortran_collective(ierror, comm, [&](int n, int r, rp::Sends& out) {
+                    if (r == *root)
+                      rp::pairwise_v(n, r, blocks(n, send_counts, type_c(send_type)), out);
+                  }))
 RANKSHAPE_FORTRAN(mpi_reduce_scatter, MPI_REDUCE_SCATTER,
                   (void* send, void* recv, const MPI_Fint* recv_counts, const MPI_Fint* type,
                    const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* ierror),
                   (send, recv, recv_counts, type, op, comm, ierror), (void)0,
-                  fortran_collective(ierror, comm, [&](int n, int r) {
-                    return rp::pairwise_v(n, r, blocks(n, recv_counts, type_c(type)));
+                  fortran_collective(ierror, comm, [&](int n, int r, rp::Sends& out) {
+                    rp::pairwise_v(n, r, blocks(n, recv_counts, type_c(type)), out);
                   }))
 RANKSHAPE_FORTRAN(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW,
                   (void* send, const MPI_Fint* send_counts, const MPI_Aint* send_displs,
@@ -759,10 +801,13 @@ RANKSHAPE_FORTRAN(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW,
                    MPI_Fint* ierror),
                   (send, send_counts, send_displs, send_types, recv, recv_counts, recv_displs,
                    recv_types, comm, ierror),
-                  (void)0, fortran_collective(ierror, comm, [&](int, int) {
-                    return to_neighbours(comm_c(comm), [&](std::size_t i) {
-                      return bytes_of(send_counts[i], type_c(&send_types[i]));
-                    });
+                  (void)0, fortran_collective(ierror, comm, [&](int, int, rp::Sends& out) {
+                    to_neighbours(
+                        comm_c(comm),
+                        [&](std::size_t i) {
+                          return bytes_of(send_counts[i], type_c(&send_types[i]));
+                        },
+                        out);
                   }))
 #undef RANKSHAPE_FORTRAN_BCAST
 #undef RANKSHAPE_FORTRAN_REDUCE

@@ -21,7 +21,9 @@ struct State {
   std::unique_ptr<std::atomic<std::int64_t>[]> messages;  // [world rank]
   int keyval = MPI_KEYVAL_INVALID;
   MPI_Group world_group = MPI_GROUP_NULL;
-  std::mutex mutex;  // translations being made, persistent requests
+  CommInfo world_info;          // world empty: the identity
+  bool threads_at_once = true;  // MPI_THREAD_MULTIPLE (or not known)
+  std::mutex mutex;             // translations being made, persistent requests
   struct Persistent {
     int to;
     std::int64_t bytes;
@@ -30,7 +32,7 @@ struct State {
 };
 
 int free_translation(MPI_Comm, int, void* value, void*) {
-  delete static_cast<std::vector<int>*>(value);
+  delete static_cast<CommInfo*>(value);
   return MPI_SUCCESS;
 }
 
@@ -52,6 +54,10 @@ State* state() {
       std::fprintf(stderr, "rankshape profile: cannot set up; nothing is recorded\n");
       return;
     }
+    int level = MPI_THREAD_MULTIPLE;
+    if (PMPI_Query_thread(&level) == MPI_SUCCESS) s.threads_at_once = level == MPI_THREAD_MULTIPLE;
+    s.world_info.rank = s.rank;
+    s.world_info.size = s.size;
     s.bytes = std::make_unique<std::atomic<std::int64_t>[]>(static_cast<std::size_t>(s.size));
     s.messages = std::make_unique<std::atomic<std::int64_t>[]>(static_cast<std::size_t>(s.size));
     for (int r = 0; r < s.size; ++r) {
@@ -63,63 +69,81 @@ State* state() {
   return ready.load(std::memory_order_acquire) ? &s : nullptr;
 }
 
-// The world ranks of comm's ranks (of its remote group if it is an
-// inter-communicator); null for MPI_COMM_WORLD (the identity) or when comm
-// cannot be asked.
-const std::vector<int>* world_ranks(State& s, MPI_Comm comm, bool& ok) {
-  ok = true;
-  if (comm == MPI_COMM_WORLD) return nullptr;
+// comm's description, kept as its attribute (MPI_COMM_WORLD's in State);
+// null when comm cannot be asked.
+const CommInfo* describe(State& s, MPI_Comm comm) {
+  if (comm == MPI_COMM_WORLD) return &s.world_info;
+  if (comm == MPI_COMM_NULL) return nullptr;
   void* value = nullptr;
   int found = 0;
   if (PMPI_Comm_get_attr(comm, s.keyval, &value, &found) == MPI_SUCCESS && found) {
-    return static_cast<const std::vector<int>*>(value);
+    return static_cast<const CommInfo*>(value);
   }
   const std::lock_guard<std::mutex> lock(s.mutex);
   if (PMPI_Comm_get_attr(comm, s.keyval, &value, &found) == MPI_SUCCESS && found) {
-    return static_cast<const std::vector<int>*>(value);
+    return static_cast<const CommInfo*>(value);
   }
-  ok = false;
+  auto info = std::make_unique<CommInfo>();
   int inter = 0;
   MPI_Group group = MPI_GROUP_NULL;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+      PMPI_Comm_rank(comm, &info->rank) != MPI_SUCCESS ||
+      PMPI_Comm_size(comm, &info->size) != MPI_SUCCESS ||
       (inter ? PMPI_Comm_remote_group(comm, &group) : PMPI_Comm_group(comm, &group)) !=
           MPI_SUCCESS) {
     return nullptr;
   }
+  info->inter = inter != 0;
   int n = 0;
   PMPI_Group_size(group, &n);
   std::vector<int> ranks(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)] = i;
-  auto world = std::make_unique<std::vector<int>>(static_cast<std::size_t>(n));
-  const int code = PMPI_Group_translate_ranks(group, n, ranks.data(), s.world_group, world->data());
+  info->world.resize(static_cast<std::size_t>(n));
+  const int code =
+      PMPI_Group_translate_ranks(group, n, ranks.data(), s.world_group, info->world.data());
   PMPI_Group_free(&group);
-  if (code != MPI_SUCCESS || PMPI_Comm_set_attr(comm, s.keyval, world.get()) != MPI_SUCCESS) {
+  if (code != MPI_SUCCESS || PMPI_Comm_set_attr(comm, s.keyval, info.get()) != MPI_SUCCESS) {
     return nullptr;
   }
-  ok = true;
-  return world.release();
+  return info.release();
 }
 
 // comm's rank dest as a rank of MPI_COMM_WORLD, or -1.
-int to_world(State& s, MPI_Comm comm, int dest) {
-  if (dest < 0) return -1;  // MPI_PROC_NULL, MPI_ANY_SOURCE
-  bool ok = false;
-  const std::vector<int>* world = world_ranks(s, comm, ok);
-  if (!ok) return -1;
-  const int w = world == nullptr ? dest
-                : static_cast<std::size_t>(dest) < world->size()
-                    ? (*world)[static_cast<std::size_t>(dest)]
+int to_world(const State& s, const CommInfo& comm, int dest) {
+  if (dest < 0) return -1;  // MPI_PROC_NULL
+  const int w = comm.world.empty() ? dest
+                : static_cast<std::size_t>(dest) < comm.world.size()
+                    ? comm.world[static_cast<std::size_t>(dest)]
                     : -1;
   return w >= 0 && w < s.size ? w : -1;
 }
 
+// Below MPI_THREAD_MULTIPLE no two threads call MPI at once, so a plain
+// load and store does (no locked instruction: a small allreduce takes
+// ~200 ns, and every ns shows).
 void add(State& s, int world_dest, std::int64_t bytes, std::int64_t messages) {
   if (world_dest < 0 || world_dest == s.rank) return;
-  s.bytes[world_dest].fetch_add(bytes, std::memory_order_relaxed);
-  s.messages[world_dest].fetch_add(messages, std::memory_order_relaxed);
+  std::atomic<std::int64_t>& b = s.bytes[world_dest];
+  std::atomic<std::int64_t>& m = s.messages[world_dest];
+  if (s.threads_at_once) {
+    b.fetch_add(bytes, std::memory_order_relaxed);
+    m.fetch_add(messages, std::memory_order_relaxed);
+  } else {
+    b.store(b.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+    m.store(m.load(std::memory_order_relaxed) + messages, std::memory_order_relaxed);
+  }
 }
 
-thread_local int forwarding = 0;
+// Every call reads this. In a shared object the default TLS model asks the
+// loader for the address on each access (__tls_get_addr); a preloaded or
+// linked-in profiler is there from the start, so the static TLS block
+// serves (SMPI dlopens programs, so it keeps the default there).
+#ifdef RANKSHAPE_SMPI
+#define RANKSHAPE_FAST_TLS
+#else
+#define RANKSHAPE_FAST_TLS __attribute__((tls_model("initial-exec")))
+#endif
+thread_local int forwarding RANKSHAPE_FAST_TLS = 0;
 
 }  // namespace
 
@@ -137,10 +161,9 @@ std::int64_t bytes_of(int count, MPI_Datatype type) {
   return static_cast<std::int64_t>(count) * size;
 }
 
-bool intra_rank(MPI_Comm comm, int& rank, int& size) {
-  int inter = 0;
-  return comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
-         PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && PMPI_Comm_size(comm, &size) == MPI_SUCCESS;
+const CommInfo* comm_info(MPI_Comm comm) {
+  State* s = state();
+  return s == nullptr ? nullptr : describe(*s, comm);
 }
 
 std::vector<std::int64_t> blocks(int n, const int* counts, MPI_Datatype type) {
@@ -189,21 +212,29 @@ std::vector<int> out_neighbours(MPI_Comm comm) {
 
 void record_send(MPI_Comm comm, int dest, int count, MPI_Datatype type) {
   State* s = state();
-  if (s == nullptr || dest == MPI_PROC_NULL) return;
-  add(*s, to_world(*s, comm, dest), bytes_of(count, type), 1);
+  if (s == nullptr || dest < 0) return;  // MPI_PROC_NULL
+  const CommInfo* c = describe(*s, comm);
+  if (c != nullptr) add(*s, to_world(*s, *c, dest), bytes_of(count, type), 1);
 }
 
-void record_sends(MPI_Comm comm, const Sends& sends) {
+void record_sends(const CommInfo& comm, const Sends& sends) {
   State* s = state();
   if (s == nullptr) return;
   for (const Send& send : sends) add(*s, to_world(*s, comm, send.to), send.bytes, send.messages);
+}
+
+Sends& scratch_sends() {
+  thread_local Sends buffer RANKSHAPE_FAST_TLS;
+  buffer.clear();
+  return buffer;
 }
 
 void register_persistent(MPI_Request request, MPI_Comm comm, int dest, int count,
                          MPI_Datatype type) {
   State* s = state();
   if (s == nullptr || request == MPI_REQUEST_NULL) return;
-  const int to = dest == MPI_PROC_NULL ? -1 : to_world(*s, comm, dest);
+  const CommInfo* c = describe(*s, comm);
+  const int to = c == nullptr ? -1 : to_world(*s, *c, dest);
   const std::lock_guard<std::mutex> lock(s->mutex);
   s->persistent[request] = {to, bytes_of(count, type)};
 }

@@ -6,8 +6,9 @@
 // translated from the call's communicator (the remote group of an
 // inter-communicator) to MPI_COMM_WORLD; MPI_PROC_NULL and sends to
 // oneself are not counted. The translation of a communicator is computed
-// once and kept as an attribute of it (dropped with it). Counting is
-// thread-safe (relaxed atomic additions).
+// once and kept as an attribute of it (dropped with it), with this
+// process's rank and the size, so that a collective asks MPI nothing more. Counting is
+// thread-safe (atomic additions, locked under MPI_THREAD_MULTIPLE only).
 #ifndef RANKSHAPE_LIB_PROFILE_RECORDER_H_
 #define RANKSHAPE_LIB_PROFILE_RECORDER_H_
 
@@ -25,16 +26,28 @@ namespace rankshape::profile {
 /// "rankshape.traffic" in the working folder of rank 0.
 std::string output_path();
 
+/// What the profiler keeps of a communicator, made at its first use.
+struct CommInfo {
+  int rank = 0;  // this process's
+  int size = 0;
+  bool inter = false;
+  /// The world rank of each rank (of the remote group of an
+  /// inter-communicator); empty for MPI_COMM_WORLD itself.
+  std::vector<int> world;
+};
+/// comm's, kept as its attribute (freed with it); null before MPI_Init or
+/// when MPI cannot describe comm.
+const CommInfo* comm_info(MPI_Comm comm);
+
 /// Counts count elements of type sent to rank dest of comm.
 void record_send(MPI_Comm comm, int dest, int count, MPI_Datatype type);
-/// Counts a collective's sends from this rank (ranks of comm); nothing for
-/// an inter-communicator.
-void record_sends(MPI_Comm comm, const Sends& sends);
+/// Counts a collective's sends from this rank (ranks of comm).
+void record_sends(const CommInfo& comm, const Sends& sends);
+/// This thread's buffer for a collective's sends, emptied (its capacity
+/// kept: no allocation per call once warm).
+Sends& scratch_sends();
 /// Bytes of count elements of type (0 if the type has no size).
 std::int64_t bytes_of(int count, MPI_Datatype type);
-/// This rank's rank and size in comm, or false for an inter-communicator
-/// or a failing call.
-bool intra_rank(MPI_Comm comm, int& rank, int& size);
 /// Bytes of counts[j] elements of type, for j < n.
 std::vector<std::int64_t> blocks(int n, const int* counts, MPI_Datatype type);
 /// The ranks comm's neighbourhood collectives send to, in their order

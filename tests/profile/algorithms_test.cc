@@ -14,10 +14,10 @@ namespace {
 // Messages from -> to over all ranks of the collective; bytes per message
 // checked against `bytes`.
 template <class F>
-std::map<std::pair<int, int>, int> messages(int n, std::int64_t bytes, F sends_of) {
+std::map<std::pair<int, int>, int> messages(int n, std::int64_t bytes, F per_rank) {
   std::map<std::pair<int, int>, int> out;
   for (int r = 0; r < n; ++r) {
-    for (const Send& s : sends_of(r)) {
+    for (const Send& s : per_rank(r)) {
       EXPECT_GE(s.to, 0);
       EXPECT_LT(s.to, n);
       EXPECT_NE(s.to, r);
@@ -35,19 +35,19 @@ int total(const std::map<std::pair<int, int>, int>& m) {
 }
 
 TEST(ProfileAlgorithmsTest, HeaderExample) {
-  EXPECT_EQ(bcast(4, 0, 0, 100).size(), 2u);
-  EXPECT_EQ(bcast(4, 0, 0, 100)[0].to, 1);
-  EXPECT_EQ(bcast(4, 0, 0, 100)[1].to, 2);
-  ASSERT_EQ(bcast(4, 2, 0, 100).size(), 1u);
-  EXPECT_EQ(bcast(4, 2, 0, 100)[0].to, 3);
-  EXPECT_TRUE(bcast(4, 1, 0, 100).empty());
+  EXPECT_EQ(sends_of(bcast, 4, 0, 0, 100).size(), 2u);
+  EXPECT_EQ(sends_of(bcast, 4, 0, 0, 100)[0].to, 1);
+  EXPECT_EQ(sends_of(bcast, 4, 0, 0, 100)[1].to, 2);
+  ASSERT_EQ(sends_of(bcast, 4, 2, 0, 100).size(), 1u);
+  EXPECT_EQ(sends_of(bcast, 4, 2, 0, 100)[0].to, 3);
+  EXPECT_TRUE(sends_of(bcast, 4, 1, 0, 100).empty());
 }
 
 TEST(ProfileAlgorithmsTest, TreesReachEveryRankOnce) {
   for (int n = 1; n <= 17; ++n) {
     for (int root = 0; root < n; ++root) {
-      const auto down = messages(n, 8, [&](int r) { return bcast(n, r, root, 8); });
-      const auto up = messages(n, 8, [&](int r) { return reduce(n, r, root, 8); });
+      const auto down = messages(n, 8, [&](int r) { return sends_of(bcast, n, r, root, 8); });
+      const auto up = messages(n, 8, [&](int r) { return sends_of(reduce, n, r, root, 8); });
       EXPECT_EQ(total(down), n - 1) << n;
       EXPECT_EQ(total(up), n - 1) << n;
       std::vector<int> received(static_cast<std::size_t>(n), 0);
@@ -64,7 +64,7 @@ TEST(ProfileAlgorithmsTest, TreesReachEveryRankOnce) {
 TEST(ProfileAlgorithmsTest, RecursiveDoublingPairsUp) {
   // n = 3 (as Open MPI's monitoring counted its allreduce): 0 -> 1, 1 <-> 2, 1 -> 0.
   EXPECT_EQ(
-      messages(3, 4, [](int r) { return allreduce(3, r, 4); }),
+      messages(3, 4, [](int r) { return sends_of(allreduce, 3, r, 4); }),
       (std::map<std::pair<int, int>, int>{{{0, 1}, 1}, {{1, 0}, 1}, {{1, 2}, 1}, {{2, 1}, 1}}));
   for (int n = 1; n <= 17; ++n) {
     int pof2 = 1, steps = 0;
@@ -72,7 +72,7 @@ TEST(ProfileAlgorithmsTest, RecursiveDoublingPairsUp) {
       pof2 *= 2;
       ++steps;
     }
-    const auto m = messages(n, 4, [&](int r) { return allreduce(n, r, 4); });
+    const auto m = messages(n, 4, [&](int r) { return sends_of(allreduce, n, r, 4); });
     EXPECT_EQ(total(m), pof2 * steps + 2 * (n - pof2)) << n;
     for (const auto& [pair, count] : m) {
       // Every exchange is answered: partners send to each other.
@@ -83,15 +83,19 @@ TEST(ProfileAlgorithmsTest, RecursiveDoublingPairsUp) {
 
 TEST(ProfileAlgorithmsTest, LinearRingPairwiseAndDissemination) {
   for (int n = 1; n <= 17; ++n) {
-    EXPECT_EQ(total(messages(n, 3, [&](int r) { return gather(n, r, n / 2, 3); })), n - 1);
-    EXPECT_EQ(total(messages(n, 3, [&](int r) { return scatter(n, r, n / 2, 3); })), n - 1);
-    EXPECT_EQ(total(messages(n, 5, [&](int r) { return allgather(n, r, 5); })), n * (n - 1));
-    EXPECT_EQ(total(messages(n, 2, [&](int r) { return pairwise(n, r, 2); })), n * (n - 1));
+    EXPECT_EQ(total(messages(n, 3, [&](int r) { return sends_of(gather, n, r, n / 2, 3); })),
+              n - 1);
+    EXPECT_EQ(total(messages(n, 3, [&](int r) { return sends_of(scatter, n, r, n / 2, 3); })),
+              n - 1);
+    EXPECT_EQ(total(messages(n, 5, [&](int r) { return sends_of(allgather, n, r, 5); })),
+              n * (n - 1));
+    EXPECT_EQ(total(messages(n, 2, [&](int r) { return sends_of(pairwise, n, r, 2); })),
+              n * (n - 1));
     int rounds = 0;
     for (int step = 1; step < n; step *= 2) ++rounds;
-    EXPECT_EQ(total(messages(n, 0, [&](int r) { return barrier(n, r); })), n * rounds);
+    EXPECT_EQ(total(messages(n, 0, [&](int r) { return sends_of(barrier, n, r); })), n * rounds);
   }
-  const Sends ring = allgather(4, 3, 5);
+  const Sends ring = sends_of(allgather, 4, 3, 5);
   ASSERT_EQ(ring.size(), 1u);
   EXPECT_EQ(ring[0].to, 0);
   EXPECT_EQ(ring[0].bytes, 15);

@@ -47,21 +47,21 @@ void expected_from(int r, int p, Counts& out) {
   const auto world = [](int s) { return s; };
   const int parity = r % 2, sub_size = (p - parity + 1) / 2, sub_rank = r / 2;
   const auto sub = [&](int s) { return parity + 2 * s; };
-  add((r + 1) % p, 3 * 100, 3);                             // MPI_Send, 3 x 100 chars
-  add((r + 2) % p, 7 * 4, 1);                               // MPI_Isend, 7 ints
-  add((r + p - 1) % p, 16 * 8, 1);                          // MPI_Sendrecv, 16 doubles
-  add((r + 1) % p, 3 * 2 * 4, 3);                           // MPI_Send_init, 3 starts of 2 ints
-  add(sub((sub_rank + 1) % sub_size), 4, 1);                // MPI_Send on the split
-  add_all(profile::bcast(p, r, p - 1, 10 * 4), world);      // 10 ints from p - 1
-  add_all(profile::allreduce(p, r, 8), world);              // 1 double
-  add_all(profile::barrier(p, r), world);                   //
-  add_all(profile::pairwise(p, r, 2 * 4), world);           // alltoall, 2 ints each
-  add_all(profile::gather(p, r, 0, 3 * 4), world);          // 3 ints to 0
-  add_all(profile::allgather(p, r, 4), world);              // 1 int each
-  add_all(profile::reduce(p, r, 0, 4 * 4), world);          // 4 ints to 0
-  add_all(profile::scatter(p, r, 0, 5), world);             // 5 chars each from 0
-  add_all(profile::pairwise(p, r, 4), world);               // reduce_scatter_block, 1 int
-  add_all(profile::allreduce(sub_size, sub_rank, 4), sub);  // 1 int on the split
+  add((r + 1) % p, 3 * 100, 3);               // MPI_Send, 3 x 100 chars
+  add((r + 2) % p, 7 * 4, 1);                 // MPI_Isend, 7 ints
+  add((r + p - 1) % p, 16 * 8, 1);            // MPI_Sendrecv, 16 doubles
+  add((r + 1) % p, 3 * 2 * 4, 3);             // MPI_Send_init, 3 starts of 2 ints
+  add(sub((sub_rank + 1) % sub_size), 4, 1);  // MPI_Send on the split
+  add_all(profile::sends_of(profile::bcast, p, r, p - 1, 10 * 4), world);  // 10 ints from p - 1
+  add_all(profile::sends_of(profile::allreduce, p, r, 8), world);          // 1 double
+  add_all(profile::sends_of(profile::barrier, p, r), world);               //
+  add_all(profile::sends_of(profile::pairwise, p, r, 2 * 4), world);       // alltoall, 2 ints each
+  add_all(profile::sends_of(profile::gather, p, r, 0, 3 * 4), world);      // 3 ints to 0
+  add_all(profile::sends_of(profile::allgather, p, r, 4), world);          // 1 int each
+  add_all(profile::sends_of(profile::reduce, p, r, 0, 4 * 4), world);      // 4 ints to 0
+  add_all(profile::sends_of(profile::scatter, p, r, 0, 5), world);         // 5 chars each from 0
+  add_all(profile::sends_of(profile::pairwise, p, r, 4), world);  // reduce_scatter_block, 1 int
+  add_all(profile::sends_of(profile::allreduce, sub_size, sub_rank, 4), sub);  // 1 int on the split
   // The vector forms: rank j's block is j + 1 ints (scatterv: j + 2).
   std::vector<std::int64_t> plus1(static_cast<std::size_t>(p)), plus2(plus1.size()),
       ones(plus1.size(), 4);
@@ -69,16 +69,16 @@ void expected_from(int r, int p, Counts& out) {
     plus1[static_cast<std::size_t>(j)] = 4 * (j + 1);
     plus2[static_cast<std::size_t>(j)] = 4 * (j + 2);
   }
-  add_all(profile::pairwise_v(p, r, plus1), world);              // alltoallv
-  add_all(profile::allgather_v(p, r, plus1), world);             // allgatherv
-  add_all(profile::gather(p, r, 0, 4 * (r + 1)), world);         // gatherv
-  if (r == 0) add_all(profile::pairwise_v(p, r, plus2), world);  // scatterv
-  add_all(profile::pairwise_v(p, r, ones), world);               // reduce_scatter
+  add_all(profile::sends_of(profile::pairwise_v, p, r, plus1), world);              // alltoallv
+  add_all(profile::sends_of(profile::allgather_v, p, r, plus1), world);             // allgatherv
+  add_all(profile::sends_of(profile::gather, p, r, 0, 4 * (r + 1)), world);         // gatherv
+  if (r == 0) add_all(profile::sends_of(profile::pairwise_v, p, r, plus2), world);  // scatterv
+  add_all(profile::sends_of(profile::pairwise_v, p, r, ones), world);  // reduce_scatter
   // Nonblocking: as blocking.
-  add_all(profile::bcast(p, r, 0, 3 * 4), world);
-  add_all(profile::allreduce(p, r, 2 * 4), world);
-  add_all(profile::barrier(p, r), world);
-  add_all(profile::pairwise(p, r, 4), world);
+  add_all(profile::sends_of(profile::bcast, p, r, 0, 3 * 4), world);
+  add_all(profile::sends_of(profile::allreduce, p, r, 2 * 4), world);
+  add_all(profile::sends_of(profile::barrier, p, r), world);
+  add_all(profile::sends_of(profile::pairwise, p, r, 4), world);
 #ifndef SMPI_H  // SimGrid 3.32 has no neighbourhood collectives
   // A periodic ring (cartesian): 3 ints to each side, then 2.
   add((r + p - 1) % p, 12 + 8, 2);
