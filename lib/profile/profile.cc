@@ -2,7 +2,7 @@
 // program, preloaded with librankshape_profile.so or linked with
 // //lib/profile, counts what it sends to whom, and at MPI_Finalize rank 0
 // writes one traffic file (recorder.h: $RANKSHAPE_PROFILE_OUT, else
-// ./rankshape.traffic) that `relabel` and read_traffic() take.
+// ./rankshape.traffic) that read_traffic() reads.
 //
 // Counted, from C and Fortran (mpif.h, use mpi, use mpi_f08):
 //   - point to point: Send, Bsend, Ssend, Rsend, their nonblocking forms,

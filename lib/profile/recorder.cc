@@ -286,9 +286,15 @@ int write_at_finalize() {
     displs[i] = static_cast<int>(total);
     total += counts[i];
   }
-  if (total > INT32_MAX) {  // Gatherv's displacements are ints
-    std::fprintf(stderr, "rankshape profile: too many pairs to gather (%lld values)\n",
-                 static_cast<long long>(total));
+  // Gatherv's displacements are ints: every rank must hear that they overflow.
+  int fits = total <= INT32_MAX ? 1 : 0;
+  code = PMPI_Bcast(&fits, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (code != MPI_SUCCESS) return code;
+  if (!fits) {
+    if (s->rank == 0) {
+      std::fprintf(stderr, "rankshape profile: too many pairs to gather (%lld values)\n",
+                   static_cast<long long>(total));
+    }
     return MPI_ERR_COUNT;
   }
   std::vector<std::int64_t> all(static_cast<std::size_t>(total));
