@@ -5,10 +5,11 @@
 // Counts are recorded after a call succeeds, with the destination
 // translated from the call's communicator (the remote group of an
 // inter-communicator) to MPI_COMM_WORLD; MPI_PROC_NULL and sends to
-// oneself are not counted. The translation of a communicator is computed
-// once and kept as an attribute of it (dropped with it), with this
-// process's rank and the size, so that a collective asks MPI nothing more. Counting is
-// thread-safe (atomic additions, locked under MPI_THREAD_MULTIPLE only).
+// oneself are not counted. A communicator's description (this process's
+// rank, the size, every rank's world rank) is made once and kept as an
+// attribute of it (dropped with it): a call then asks MPI only for its
+// datatype's size. Counting is thread-safe (atomic additions, locked under
+// MPI_THREAD_MULTIPLE only).
 #ifndef RANKSHAPE_LIB_PROFILE_RECORDER_H_
 #define RANKSHAPE_LIB_PROFILE_RECORDER_H_
 
