@@ -6,27 +6,15 @@
 
 #include "lib/io/input_error.h"
 #include "tests/testing/files.h"
+#include "tests/testing/input_errors.h"
 
 namespace rankshape {
 namespace {
 
+using testing::expect_input_error;
 using testing::read_all;
 using testing::scratch_path;
 using testing::write_scratch;
-
-// Expects reading to fail with a message that contains `located` (the
-// "file:line:col" prefix) and `reason`.
-template <class F>
-void expect_input_error(F&& read, const std::string& located, const std::string& reason) {
-  try {
-    read();
-    FAIL() << "expected an InputError about " << reason;
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(located), std::string::npos) << what;
-    EXPECT_NE(what.find(reason), std::string::npos) << what;
-  }
-}
 
 TEST(DenseFormatTest, ReadsWhitespaceCommasAndComments) {
   const std::string path = write_scratch("dense.txt",

@@ -9,24 +9,14 @@
 
 #include "lib/io/input_error.h"
 #include "tests/testing/files.h"
+#include "tests/testing/input_errors.h"
 
 namespace rankshape {
 namespace {
 
+using testing::expect_input_error;
 using testing::scratch_path;
 using testing::write_scratch;
-
-template <class F>
-void expect_input_error(F&& read, const std::string& located, const std::string& reason) {
-  try {
-    read();
-    FAIL() << "expected an InputError about " << reason;
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(located), std::string::npos) << what;
-    EXPECT_NE(what.find(reason), std::string::npos) << what;
-  }
-}
 
 struct Pair {
   int a, b;
