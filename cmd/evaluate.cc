@@ -1,7 +1,8 @@
-// evaluate: how good is a labelling for a grid on a machine? Prints the
-// objective and per-dimension worst and mean fibre costs (for a stencil: the
-// busiest rank and the neighbour pairs each level of links cuts), optionally
-// as JSON.
+// evaluate: how good is a labelling for a grid or a traffic graph on a
+// machine? Prints the objective and per-dimension worst and mean fibre costs
+// (for a stencil: the busiest rank and the neighbour pairs each level of
+// links cuts; for a graph: the communication cost and the edges each level
+// cuts), optionally as JSON.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/report.h"
+#include "cmd/traffic_input.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
 #include "lib/model/objective.h"
@@ -18,13 +20,16 @@
 namespace rankshape::cmd {
 
 int evaluate_main(int argc, char** argv) {
-  CLI::App app("Evaluates labellings of a cartesian grid on a machine's costs.", "evaluate");
+  CLI::App app("Evaluates labellings of a cartesian grid or a traffic graph on a machine's costs.",
+               "evaluate");
   std::string costs_path, grid_text, pattern_text = "fibres", objective_name;
   std::vector<std::string> perm_paths;
   std::string json_path;
+  cli::TrafficInput traffic;
   app.add_option("--costs", costs_path, "cost file (dense or structured)")->required();
-  app.add_option("--grid", grid_text, "grid, e.g. 4x4x4 (its size must equal the rank count)")
-      ->required();
+  CLI::Option* grid_option =
+      app.add_option("--grid", grid_text, "grid, e.g. 4x4x4 (its size must equal the rank count)");
+  traffic.add_to(app, grid_option);
   app.add_option("--perm", perm_paths,
                  "labelling file(s) to compare (line i = old rank at new rank i); the identity "
                  "is always evaluated first");
@@ -35,6 +40,19 @@ int evaluate_main(int argc, char** argv) {
     Warnings warnings;
     const std::unique_ptr<Costs> costs = read_costs(costs_path, &warnings);
     for (const std::string& w : warnings) std::cerr << "evaluate: warning: " << w << "\n";
+    if (grid_text.empty() && !traffic.given()) {
+      throw std::invalid_argument(
+          "give --grid (a cartesian program) or --traffic (a traffic "
+          "graph)");
+    }
+    if (traffic.given()) {
+      if (app.count("--pattern") > 0 && pattern_text != "graph") {
+        throw std::invalid_argument("--traffic evaluates a traffic graph: --pattern " +
+                                    pattern_text + " is for --grid");
+      }
+      pattern_text = "graph";
+      grid_text = std::to_string(costs->size());
+    }
     const Grid grid = Grid::parse(grid_text);
     if (grid.size() != costs->size()) {
       throw std::invalid_argument("grid " + grid.to_string() + " has " +
@@ -46,8 +64,12 @@ int evaluate_main(int argc, char** argv) {
     std::vector<std::vector<int>> levels;
     if (const auto* s = dynamic_cast<const StructuredCosts*>(costs.get()))
       levels = machine_levels(*s);
-    const ObjectiveSpec spec = ObjectiveSpec::parse(objective_name, Pattern::parse(pattern_text))
-                                   .with_links(*costs, levels);
+    ObjectiveSpec spec = ObjectiveSpec::parse(objective_name, Pattern::parse(pattern_text));
+    if (spec.is_graph() && !traffic.given()) {
+      throw std::invalid_argument("--pattern graph needs --traffic");
+    }
+    if (traffic.given()) spec.graph = traffic.read(costs->size());
+    spec = spec.with_links(*costs, levels);
     std::vector<std::pair<std::string, Labelling>> labellings;
     labellings.emplace_back("identity", Labelling::identity(grid.size()));
     for (const std::string& path : perm_paths) {

@@ -1,6 +1,7 @@
-// relabel: finds a labelling of a cartesian grid that puts its pattern's
-// traffic (every fibre, or every pair of grid neighbours) on cheap links,
-// writes it (and optionally a JSON report and a rankfile).
+// relabel: finds a labelling that puts a program's traffic on cheap links:
+// that of a cartesian grid's pattern (every fibre, or every pair of grid
+// neighbours), or a traffic graph read from files (--traffic). Writes it,
+// and optionally a JSON report and a rankfile.
 #include "lib/relabel/relabel.h"
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/report.h"
+#include "cmd/traffic_input.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
 #include "lib/io/launch_files.h"
@@ -35,19 +37,22 @@ namespace rankshape::cmd {
 
 int relabel_main(int argc, char** argv) {
   CLI::App app(
-      "Relabels the ranks of a job so that the traffic of a cartesian program (every fibre of "
-      "its grid, or every pair of grid neighbours for a stencil) sits on cheap links. Writes "
-      "the labelling (line i = old rank placed at new rank i).",
+      "Relabels the ranks of a job so that its traffic sits on cheap links: that of a cartesian "
+      "program (every fibre of its grid, or every pair of grid neighbours for a stencil), or "
+      "any traffic graph (--traffic: a profile, Open MPI's monitoring output). Writes the "
+      "labelling (line i = old rank placed at new rank i).",
       "relabel");
   std::string costs_path, grid_text, perm_out, report_out, placement_path, rankfile_out;
   std::string heatmap_prefix, launcher = "openmpi";
   RelabelOptions options;
   std::string pattern_text = "fibres", objective_name;
+  cli::TrafficInput traffic;
   bool quiet = false;
   app.add_option("--costs", costs_path, "cost file (dense matrix or rankshape-structured)")
       ->required();
-  app.add_option("--grid", grid_text, "grid, e.g. 16x16x16; its size must equal the rank count")
-      ->required();
+  CLI::Option* grid_option = app.add_option(
+      "--grid", grid_text, "grid, e.g. 16x16x16; its size must equal the rank count");
+  traffic.add_to(app, grid_option);
   app.add_option("--perm", perm_out, "labelling file to write")->required();
   app.add_option("--report", report_out, "JSON report to write");
   app.add_option("--algorithm", options.algorithm, algorithm_help())->capture_default_str();
@@ -75,12 +80,27 @@ int relabel_main(int argc, char** argv) {
                  "cost-matrix pictures, cheap = dark, with the grid's fibre boundaries");
   app.add_flag("--quiet", quiet, "no summary on stdout");
   return cli::run(app, argc, argv, [&] {
+    if (grid_text.empty() && !traffic.given()) {
+      throw std::invalid_argument(
+          "give --grid (a cartesian program) or --traffic (a traffic "
+          "graph)");
+    }
+    if (traffic.given() && app.count("--pattern") > 0 && pattern_text != "graph") {
+      throw std::invalid_argument("--traffic relabels a traffic graph: --pattern " + pattern_text +
+                                  " is for --grid");
+    }
     if (!rankfile_out.empty() && placement_path.empty()) {
       throw std::invalid_argument("--rankfile needs --placement (where each rank runs)");
     }
     Warnings warnings;
     const std::unique_ptr<Costs> costs = read_costs(costs_path, &warnings);
     for (const std::string& w : warnings) std::cerr << "relabel: warning: " << w << "\n";
+    std::shared_ptr<const TrafficGraph> graph;
+    if (traffic.given()) {
+      graph = traffic.read(costs->size());
+      pattern_text = "graph";
+      grid_text = std::to_string(costs->size());
+    }
     const Grid grid = Grid::parse(grid_text);
     if (grid.size() != costs->size()) {
       throw std::invalid_argument("grid " + grid.to_string() + " has " +
@@ -88,6 +108,10 @@ int relabel_main(int argc, char** argv) {
                                   " has " + std::to_string(costs->size()) + " ranks");
     }
     options.objective = ObjectiveSpec::parse(objective_name, Pattern::parse(pattern_text));
+    if (options.objective.is_graph() && !graph) {
+      throw std::invalid_argument("--pattern graph needs --traffic");
+    }
+    options.objective.graph = graph;
     std::optional<Placement> placement;
     if (!placement_path.empty()) {
       placement = read_placement(placement_path, costs->size());
@@ -124,7 +148,6 @@ int relabel_main(int argc, char** argv) {
     if (!report_out.empty()) {
       nlohmann::json report = {{"costs", costs_path},
                                {"p", grid.size()},
-                               {"grid", grid.to_string()},
                                {"algorithm", options.algorithm},
                                {"algorithm_run", r.algorithm},
                                {"seed", options.seed},
@@ -139,6 +162,12 @@ int relabel_main(int argc, char** argv) {
                                {"total_before", r.before.value.total},
                                {"total_after", r.after.value.total},
                                {"warnings", warnings}};
+      if (graph) {
+        report["traffic"] = traffic.paths;
+        report["bytes_per_message"] = traffic.bytes_per_message;
+      } else {
+        report["grid"] = grid.to_string();
+      }
       for (const auto& [which, e] :
            {std::pair{"before", &r.before}, std::pair{"after", &r.after}}) {
         auto [key, details] = cli::evaluation_json(grid, *e);
@@ -148,7 +177,10 @@ int relabel_main(int argc, char** argv) {
       write_file_atomically(report_out, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
     }
     if (!quiet) {
-      std::cout << fmt::format("relabel: p = {}, grid {}, {}\n", grid.size(), grid.to_string(),
+      std::cout << fmt::format("relabel: p = {}, {}, {}\n", grid.size(),
+                               graph
+                                   ? "traffic graph of " + std::to_string(graph->edges()) + " edges"
+                                   : "grid " + grid.to_string(),
                                r.algorithm);
       std::cout << fmt::format("  before (identity): {:.6g}\n", before);
       cli::print_evaluation(std::cout, grid, r.before);

@@ -80,9 +80,50 @@ inline nlohmann::json stencil_json(const Evaluation& e) {
           {"levels", levels}};
 }
 
-/// Per-dimension lines for fibres, the stencil's lines for a stencil.
+/// A traffic graph's figures, for people: the communication cost, the
+/// busiest rank, then per level the edges it cuts and the busiest group's
+/// load.
+inline void print_graph(std::ostream& out, const GraphSummary& s) {
+  out << fmt::format(
+      "  communication {:.6g} ({} edges, weight {:.6g}); busiest rank {:.6g} (position {})\n",
+      s.communication, s.edges, s.weight, s.busiest_rank, s.busiest_position);
+  for (std::size_t l = 0; l < s.levels.size(); ++l) {
+    const LevelTraffic& t = s.levels[l];
+    out << fmt::format(
+        "  level {} ({} groups, flow cost {:.6g}): {} edges across (weight {:.6g}), busiest "
+        "group {} with load {:.6g}\n",
+        l, t.groups, t.flow_cost, t.crossing_pairs, t.total_load / 2, t.busiest_group,
+        t.busiest_load);
+  }
+}
+
+/// {communication, weight, edges, busiest_rank, busiest_position,
+///  levels: [{groups, flow_cost, crossing_edges, busiest_edges,
+///            busiest_group, busiest_load, total_load}, ...]}
+inline nlohmann::json graph_json(const GraphSummary& s) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const LevelTraffic& t : s.levels) {
+    levels.push_back({{"groups", t.groups},
+                      {"flow_cost", t.flow_cost},
+                      {"crossing_edges", t.crossing_pairs},
+                      {"busiest_edges", t.busiest_pairs},
+                      {"busiest_group", t.busiest_group},
+                      {"busiest_load", t.busiest_load},
+                      {"total_load", t.total_load}});
+  }
+  return {{"communication", s.communication},
+          {"weight", s.weight},
+          {"edges", s.edges},
+          {"busiest_rank", s.busiest_rank},
+          {"busiest_position", s.busiest_position},
+          {"levels", levels}};
+}
+
+/// Per-dimension lines for fibres, the stencil's or the graph's lines.
 inline void print_evaluation(std::ostream& out, const Grid& grid, const Evaluation& e) {
-  if (e.stencil) {
+  if (e.graph) {
+    print_graph(out, *e.graph);
+  } else if (e.stencil) {
     print_stencil(out, *e.stencil);
   } else {
     print_dimensions(out, grid, e);
@@ -90,9 +131,10 @@ inline void print_evaluation(std::ostream& out, const Grid& grid, const Evaluati
 }
 
 /// The evaluation's details under the key a reader expects: "dimensions"
-/// (fibres) or "stencil", as {key, value}.
+/// (fibres), "stencil" or "graph", as {key, value}.
 inline std::pair<std::string, nlohmann::json> evaluation_json(const Grid& grid,
                                                               const Evaluation& e) {
+  if (e.graph) return {"graph", graph_json(*e.graph)};
   if (e.stencil) return {"stencil", stencil_json(e)};
   return {"dimensions", dimensions_json(grid, e)};
 }
@@ -102,13 +144,15 @@ inline const char* pattern_help() {
   return "who talks to whom: fibres (all-to-all along each dimension in turn; default) or "
          "stencil[:OPTION,...] (grid neighbours at once; options periodic, periodic=1x0..., "
          "points=N (2d+1 or 3^d), diagonals, weights=WxW..., diagonal-weight=W; "
-         "docs/objective.md, \"Patterns\")";
+         "docs/objective.md, \"Patterns\"); graph is implied by --traffic";
 }
 
 /// --objective's help text.
 inline const char* objective_help() {
   return "fibres: sum-max (default) | thesis-max | total, optionally :pairs or :max-pair, then "
-         "optionally +links; stencil: step (default: the busiest rank or the shared links) | total";
+         "optionally +links; stencil: step (default: the busiest rank or the shared links) | "
+         "total; "
+         "graph: cost (default: communication cost plus the busiest links) | total";
 }
 
 }  // namespace rankshape::cli

@@ -1,6 +1,7 @@
 #include "lib/io/traffic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <limits>
@@ -353,6 +354,18 @@ void write_directed_traffic(const std::string& path, int ranks,
       out << d.from << ' ' << d.to << ' ' << d.bytes << ' ' << d.messages << '\n';
     }
   });
+}
+
+TrafficGraph traffic_graph(const Traffic& traffic, double bytes_per_message) {
+  if (!(bytes_per_message >= 0) || !std::isfinite(bytes_per_message)) {
+    throw std::invalid_argument("bytes per message must be finite and >= 0");
+  }
+  std::vector<WeightedEdge> edges;
+  edges.reserve(traffic.pairs.size());
+  for (const TrafficPair& pair : traffic.pairs) {
+    edges.push_back({pair.a, pair.b, pair.bytes + bytes_per_message * pair.messages});
+  }
+  return TrafficGraph(traffic.ranks, std::move(edges));
 }
 
 }  // namespace rankshape

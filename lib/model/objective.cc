@@ -16,6 +16,29 @@ void check_spec(const ObjectiveSpec& spec, const Grid& grid) {
     if (!spec.link_load) throw std::invalid_argument("link levels given without +links");
     for (const LinkLevel& level : *spec.links) check_level(level, grid.size());
   }
+  if (spec.is_graph()) {
+    if (spec.aggregate != Aggregate::kGraphCost && spec.aggregate != Aggregate::kSumOfAllFibres) {
+      throw std::invalid_argument("a graph's objective is cost or total");
+    }
+    if (!spec.graph) {
+      throw std::invalid_argument("the graph pattern needs a traffic graph (a traffic file)");
+    }
+    if (spec.graph->vertices() != grid.size()) {
+      throw std::invalid_argument("the traffic graph has " +
+                                  std::to_string(spec.graph->vertices()) + " ranks, the job " +
+                                  std::to_string(grid.size()));
+    }
+    if (spec.stencil || !spec.dimension_weights.empty()) {
+      throw std::invalid_argument("a stencil or dimension weights given with the graph pattern");
+    }
+    return;
+  }
+  if (spec.graph)
+    throw std::invalid_argument("a traffic graph given with the " + spec.pattern.name() +
+                                " pattern");
+  if (spec.aggregate == Aggregate::kGraphCost) {
+    throw std::invalid_argument("the cost objective is for traffic graphs");
+  }
   if (spec.is_stencil()) {
     if (spec.aggregate != Aggregate::kStep && spec.aggregate != Aggregate::kSumOfAllFibres) {
       throw std::invalid_argument("a stencil's objective is step or total");
@@ -94,6 +117,7 @@ ObjectiveSpec ObjectiveSpec::parse(std::string_view full) {
 
 std::string ObjectiveSpec::name() const {
   if (is_stencil()) return aggregate == Aggregate::kStep ? "step" : "total";
+  if (is_graph()) return aggregate == Aggregate::kGraphCost ? "cost" : "total";
   std::string s;
   switch (aggregate) {
     case Aggregate::kSumOfDimensionMax:
@@ -103,7 +127,8 @@ std::string ObjectiveSpec::name() const {
       s = "thesis-max";
       break;
     case Aggregate::kSumOfAllFibres:
-    case Aggregate::kStep:  // not a fibres objective: check_spec() refuses it
+    case Aggregate::kStep:  // not fibres objectives: check_spec() refuses them
+    case Aggregate::kGraphCost:
       s = "total";
       break;
   }
@@ -128,6 +153,20 @@ ObjectiveSpec ObjectiveSpec::pairs_only() const {
 }
 
 ObjectiveSpec ObjectiveSpec::parse(std::string_view text, const Pattern& pattern) {
+  if (pattern.is_graph()) {
+    ObjectiveSpec spec;
+    spec.pattern = pattern;
+    if (text.empty() || text == "cost") {
+      spec.aggregate = Aggregate::kGraphCost;
+      spec.link_load = true;  // the shared links are part of the cost
+    } else if (text == "total") {
+      spec.aggregate = Aggregate::kSumOfAllFibres;
+    } else {
+      throw std::invalid_argument("objective '" + std::string(text) +
+                                  "' does not apply to pattern graph: expected cost or total");
+    }
+    return spec;
+  }
   if (!pattern.is_stencil()) {
     ObjectiveSpec spec = parse(text.empty() ? std::string_view("sum-max") : text);
     spec.pattern = pattern;
@@ -164,6 +203,7 @@ Evaluation evaluate(const Costs& costs, const Grid& grid, const Labelling& label
   check_sizes(costs, grid, labelling);
   check_spec(spec, grid);
   const ObjectiveSpec with = spec.with_links(costs, {});
+  if (spec.is_graph()) return detail::evaluate_graph(costs, labelling, with);
   return spec.is_stencil() ? detail::evaluate_stencil(costs, grid, labelling, with)
                            : detail::evaluate_fibres(costs, grid, labelling, with);
 }
@@ -174,9 +214,13 @@ IncrementalObjective::IncrementalObjective(const Costs& costs, Grid grid, Labell
   check_sizes(costs_, grid_, labelling);
   check_spec(spec_, grid_);
   if (spec_.is_stencil() && !spec_.stencil) spec_.stencil = spec_.stencil_on(grid_);
-  state_ = spec_.is_stencil()
-               ? detail::make_stencil_state(costs_, grid_, std::move(labelling), spec_)
-               : detail::make_fibre_state(costs_, grid_, std::move(labelling), spec_);
+  if (spec_.is_graph()) {
+    state_ = detail::make_graph_state(costs_, std::move(labelling), spec_);
+  } else if (spec_.is_stencil()) {
+    state_ = detail::make_stencil_state(costs_, grid_, std::move(labelling), spec_);
+  } else {
+    state_ = detail::make_fibre_state(costs_, grid_, std::move(labelling), spec_);
+  }
 }
 
 IncrementalObjective::~IncrementalObjective() = default;

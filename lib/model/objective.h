@@ -56,6 +56,21 @@
 // nodes of a rack, 100 between racks), grid 8, identity: the busiest rank (position 3)
 // costs 1 + 100; the busiest node sends 2 messages out (flow cost 10) and
 // each rack 1 (flow cost 100), so T = max(101, 20 + 100) = 120.
+//
+// Graphs. A traffic graph (lib/model/traffic_graph.h) says what every pair
+// of ranks sends over a run, not in which steps. The "cost" objective is
+// the run's communication cost plus what the shared links add:
+//   T = sum over edges {x, y} of w(x, y) D(x, y)
+//       + sum over levels l of flow_cost(l) * max over groups g of l of load(g)
+// with load(g) = the weight of the edges with one end in g and the other
+// outside. The first term is what Scotch, TreeMatch and VieM minimise; the
+// second is the wait at the busiest node's and rack's shared links, which
+// pair costs measured one message at a time do not see. Ties break on the first term plus every
+// group's load times its flow cost. "total" is the first term alone.
+//
+// Worked example: the same machine (nodes {0,1} {2,3}, D = 1 inside, 10
+// across), graph 0-1 weight 5, 1-2 weight 1, identity: T = 5 * 1 + 1 * 10 +
+// 10 * 1 (each node sends weight 1 out) = 25.
 #ifndef RANKSHAPE_LIB_MODEL_OBJECTIVE_H_
 #define RANKSHAPE_LIB_MODEL_OBJECTIVE_H_
 
@@ -73,6 +88,7 @@
 #include "lib/model/labelling.h"
 #include "lib/model/link_load.h"
 #include "lib/model/pattern.h"
+#include "lib/model/traffic_graph.h"
 #include "lib/util/random.h"
 
 namespace rankshape {
@@ -87,6 +103,7 @@ enum class Aggregate {
   kMaxOverAllFibres,   // fibres "thesis-max": van Duijn's single max over all fibres
   kSumOfAllFibres,     // "total": every fibre (every neighbour message) counts
   kStep,               // stencil "step": default, the busiest rank or the shared links
+  kGraphCost,          // graph "cost": default, communication cost plus the busiest links
 };
 
 struct ObjectiveSpec {
@@ -108,6 +125,9 @@ struct ObjectiveSpec {
   /// A stencil with weights per offset, which no pattern text names (the
   /// coarse problems of multilevel search); null: pattern's stencil.
   std::shared_ptr<const Stencil> stencil;
+  /// The graph pattern's traffic (required with it; its vertices are the
+  /// grid's positions).
+  std::shared_ptr<const TrafficGraph> graph;
 
   double weight(int k) const {
     return dimension_weights.empty() ? 1.0 : dimension_weights[static_cast<std::size_t>(k)];
@@ -118,13 +138,15 @@ struct ObjectiveSpec {
   /// "+links" (not with total); the fibres pattern. Throws
   /// std::invalid_argument listing the accepted names.
   static ObjectiveSpec parse(std::string_view text);
-  /// The same for a pattern: a stencil takes "step" or "total". An empty
-  /// text is the pattern's default ("sum-max", "step").
+  /// The same for a pattern: a stencil takes "step" or "total", a graph
+  /// "cost" or "total". An empty text is the pattern's default ("sum-max",
+  /// "step", "cost").
   static ObjectiveSpec parse(std::string_view text, const Pattern& pattern);
   /// The name parse() accepts, e.g. "sum-max:pairs", "sum-max:pairs+links"
   /// or "step" (the pattern is named by pattern.name()).
   std::string name() const;
   bool is_stencil() const { return pattern.is_stencil(); }
+  bool is_graph() const { return pattern.is_graph(); }
   /// The stencil on grid: `stencil` if set, else the pattern's. Throws
   /// std::invalid_argument for a fibres pattern or a stencil that does not
   /// fit the grid.
@@ -191,6 +213,20 @@ struct LevelTraffic {
   double total_load = 0;
 };
 
+/// What a traffic graph costs under a labelling.
+struct GraphSummary {
+  double communication = 0;  // sum over edges of w D
+  double weight = 0;         // sum of the edges' weights
+  std::int64_t edges = 0;
+  /// The rank whose edges cost most (sum of w D over its edges).
+  double busiest_rank = 0;
+  int busiest_position = 0;
+  /// Per level, finest first; "pairs" are edges here (crossing_pairs: the
+  /// edges between groups; busiest_pairs: those of the busiest group) and
+  /// loads are weights.
+  std::vector<LevelTraffic> levels;
+};
+
 /// What a stencil's step costs, rank by rank and link by link.
 struct StencilSummary {
   double busiest_rank = 0;  // the largest cost(x): sum of w D over x's neighbours
@@ -208,6 +244,8 @@ struct Evaluation {
   std::vector<double> link_load;
   /// Stencils: the step's figures.
   std::optional<StencilSummary> stencil;
+  /// Graphs: the traffic's figures.
+  std::optional<GraphSummary> graph;
 };
 
 /// Cost of fibre f of dimension k under a labelling (unweighted).
@@ -215,7 +253,7 @@ double fibre_cost(const Costs& costs, const Grid& grid, const Labelling& labelli
                   FibreCost kind);
 
 /// Full evaluation from scratch: O(sum_k p * q_k) cost lookups for fibres,
-/// O(p * neighbours) for a stencil. Throws std::invalid_argument if costs,
+/// O(p * neighbours) for a stencil, O(edges) for a graph. Throws std::invalid_argument if costs,
 /// grid and labelling disagree on p, or the spec does not fit the grid.
 Evaluation evaluate(const Costs& costs, const Grid& grid, const Labelling& labelling,
                     const ObjectiveSpec& spec);
@@ -245,6 +283,9 @@ class PatternState;
 /// (O(m^2) lookups for m neighbours per rank) and the links of the moved
 /// positions' messages re-counted in whole units (exact); maxima come from
 /// ordered sets, O(m log p) per applied move.
+/// Graphs: the moved positions' edges are re-costed and their links
+/// re-counted in whole units (O(degree) lookups, O(degree log groups) per
+/// applied move).
 /// Values agree with evaluate() up to floating-point rounding (~1e-12
 /// relative). Holds a reference to costs: they must outlive this object.
 /// Positions outside the grid throw std::out_of_range. Not thread-safe,

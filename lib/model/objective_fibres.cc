@@ -38,7 +38,8 @@ ObjectiveValue combine_values(const ObjectiveSpec& spec, const std::vector<doubl
       for (double m : dim_max) v.primary = std::max(v.primary, m);
       break;
     case Aggregate::kSumOfAllFibres:
-    case Aggregate::kStep:  // not a fibres objective: check_spec() refuses it
+    case Aggregate::kStep:  // not fibres objectives: check_spec() refuses them
+    case Aggregate::kGraphCost:
       v.primary = total;
       break;
   }

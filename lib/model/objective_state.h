@@ -45,11 +45,16 @@ std::unique_ptr<PatternState> make_fibre_state(const Costs& costs, const Grid& g
                                                Labelling labelling, const ObjectiveSpec& spec);
 std::unique_ptr<PatternState> make_stencil_state(const Costs& costs, const Grid& grid,
                                                  Labelling labelling, const ObjectiveSpec& spec);
+/// The graph pattern: spec.graph is set, its vertices are the positions.
+std::unique_ptr<PatternState> make_graph_state(const Costs& costs, Labelling labelling,
+                                               const ObjectiveSpec& spec);
 
 Evaluation evaluate_fibres(const Costs& costs, const Grid& grid, const Labelling& labelling,
                            const ObjectiveSpec& spec);
 Evaluation evaluate_stencil(const Costs& costs, const Grid& grid, const Labelling& labelling,
                             const ObjectiveSpec& spec);
+Evaluation evaluate_graph(const Costs& costs, const Labelling& labelling,
+                          const ObjectiveSpec& spec);
 
 }  // namespace rankshape::detail
 

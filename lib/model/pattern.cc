@@ -10,7 +10,8 @@ namespace rankshape {
 namespace {
 
 constexpr const char* kSyntax =
-    "expected fibres or stencil[:OPTION,...] with options periodic, periodic=1x0..., points=N, "
+    "expected fibres, graph or stencil[:OPTION,...] with options periodic, periodic=1x0..., "
+    "points=N, "
     "diagonals, weights=WxW..., diagonal-weight=W";
 
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
@@ -67,6 +68,10 @@ int power(int base, int exponent) {
 Pattern Pattern::parse(std::string_view text) {
   Pattern p;
   if (text == "fibres") return p;
+  if (text == "graph") {
+    p.kind = PatternKind::kGraph;
+    return p;
+  }
   constexpr std::string_view kStencil = "stencil";
   if (text.substr(0, kStencil.size()) != kStencil) bad(text, "unknown pattern");
   p.kind = PatternKind::kStencil;
@@ -143,6 +148,7 @@ Pattern Pattern::parse(std::string_view text) {
 
 std::string Pattern::name() const {
   if (kind == PatternKind::kFibres) return "fibres";
+  if (kind == PatternKind::kGraph) return "graph";
   std::vector<std::string> options;
   const StencilSpec& s = stencil;
   if (s.all_periodic) options.push_back("periodic");

@@ -9,9 +9,14 @@
 //            along every dimension (2d neighbours: 5 points in 2D, 7 in 3D),
 //            optionally also the diagonal ones (9 points in 2D, 27 in 3D),
 //            wrapping around periodic dimensions
+//   graph    any weighted traffic graph over the ranks (a profiled or
+//            declared pattern); the graph itself comes with the objective
+//            (ObjectiveSpec::graph), its grid is 1-D with one position per
+//            rank
 //
 // Text form (Pattern::parse, name):
 //   fibres
+//   graph
 //   stencil[:OPTION[,OPTION]...]
 //     periodic           every dimension wraps around
 //     periodic=1x0x1     per dimension: 1 wraps, 0 does not
@@ -45,6 +50,7 @@ namespace rankshape {
 enum class PatternKind {
   kFibres,
   kStencil,
+  kGraph,
 };
 
 /// The stencil's options as given (Stencil checks them against a grid).
@@ -74,6 +80,7 @@ struct Pattern {
   /// equal pattern.
   std::string name() const;
   bool is_stencil() const { return kind == PatternKind::kStencil; }
+  bool is_graph() const { return kind == PatternKind::kGraph; }
   /// This pattern with the given periods when it is a stencil whose text
   /// named none (the MPI_Cart_create drop-in passes the program's).
   Pattern with_default_periods(const std::vector<bool>& periods) const;

@@ -11,6 +11,7 @@
 
 #include "lib/relabel/bisect.h"
 #include "lib/relabel/deadline.h"
+#include "lib/relabel/graph_map.h"
 #include "lib/relabel/groups.h"
 #include "lib/relabel/kl.h"
 #include "lib/relabel/metis_split.h"
@@ -309,6 +310,65 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
   return state.labelling();
 }
 
+// A traffic graph's hill-climbing after graph_map(): candidates per rank at
+// most (METIS does not see the costs inside a node; the climb does).
+constexpr std::int64_t kGraphRefineEvaluationsPerRank = 20;
+
+// graph_map() from `starts` seeds, the best refined by hill-climbing.
+Labelling map_graph(const Costs& costs, const RelabelOptions& o, int starts,
+                    const Deadline& deadline, SplitMix64& rng, SearchStats& stats,
+                    const std::function<void(const std::string&)>& say, std::string& from) {
+  const TrafficGraph& graph = *o.objective.graph;
+  const Grid line({costs.size()});
+  const Chooser chooser(costs, line, o.objective);
+  Labelling best = Labelling::identity(costs.size());
+  ObjectiveValue best_value = chooser.value(best);
+  from = "identity";
+  int done = 0;
+  for (int s = 0; s < starts && !(done > 0 && deadline.passed()); ++s, ++done) {
+    GraphMapOptions options;
+    options.seed = o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s);
+    Labelling l = graph_map(costs, graph, o.levels, options, deadline);
+    const ObjectiveValue v = chooser.value(l);
+    const std::string what =
+        "graph map start " + std::to_string(s + 1) + "/" + std::to_string(starts);
+    if (improves(v, best_value)) {
+      best = std::move(l);
+      best_value = v;
+      from = what;
+    }
+    char line_text[160];
+    std::snprintf(line_text, sizeof line_text, "%s: objective %.6g (best so far %.6g)",
+                  what.c_str(), v.primary, best_value.primary);
+    say(line_text);
+  }
+  if (done < starts) stats.time_limited = true;
+  IncrementalObjective state(costs, line, std::move(best), o.objective);
+  const SearchStats refined =
+      hill_climb(state, deadline, rng, hints_for(costs, o), 0,
+                 kGraphRefineEvaluationsPerRank * static_cast<std::int64_t>(costs.size()));
+  stats.evaluations += refined.evaluations;
+  stats.moves += refined.moves;
+  stats.time_limited |= refined.time_limited;
+  return state.labelling();
+}
+
+// Checks that the algorithm and grid suit the graph pattern.
+void check_graph(const Grid& grid, const std::string& algorithm) {
+  if (grid.ndims() != 1) {
+    throw std::invalid_argument("a traffic graph is relabelled on a 1-D grid of its ranks, not " +
+                                grid.to_string());
+  }
+  for (const char* grid_only : {"node-aware", "kl", "bisect"}) {
+    if (algorithm == grid_only) {
+      throw std::invalid_argument(algorithm +
+                                  " lays out a cartesian grid; for a traffic graph use auto, "
+                                  "multilevel, metis, scotch, hill-climb, round-robin, random, "
+                                  "identity or brute-force");
+    }
+  }
+}
+
 }  // namespace
 
 RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions& options) {
@@ -338,6 +398,8 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
   // "+links": the link load counts the known nodes and racks, then the
   // levels found in the costs.
   o.objective = o.objective.with_links(costs, o.levels);
+  const bool graph = o.objective.is_graph();
+  if (graph) check_graph(grid, o.algorithm);
   const auto say = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };
@@ -360,13 +422,20 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     result.labelling = node_aware(costs, grid, o);
   } else if (a == "kl") {
     result.labelling = kl_layout(costs, grid, deadline);
+  } else if (a == "metis" && graph) {
+    GraphMapOptions plain;
+    plain.seed = o.seed;
+    plain.assign_parts = false;
+    result.labelling = graph_map(costs, *o.objective.graph, o.levels, plain, deadline);
+    result.algorithm = "metis(parts in machine order)";
   } else if (a == "metis") {
     result.labelling = metis_layout(costs, grid, o.seed, deadline);
   } else if (a == "scotch") {
     const std::shared_ptr<const Stencil> stencil =
         o.objective.is_stencil() ? o.objective.stencil_on(grid) : nullptr;
-    if (std::optional<ScotchOutcome> s = scotch_map_within(
-            costs, grid, o.seed, deadline.remaining(), &result.child_peak_bytes, stencil.get())) {
+    if (std::optional<ScotchOutcome> s =
+            scotch_map_within(costs, grid, o.seed, deadline.remaining(), &result.child_peak_bytes,
+                              {stencil.get(), o.objective.graph.get()})) {
       result.labelling = std::move(s->labelling);
       result.algorithm = "scotch(" + s->target +
                          (s->repaired ? ", " + std::to_string(s->repaired) + " moved" : "") + ")";
@@ -382,12 +451,22 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     IncrementalObjective state(costs, grid, Labelling::identity(p), o.objective);
     stats = hill_climb(state, deadline, rng, hints_for(costs, o));
     result.labelling = state.labelling();
+  } else if (a == "multilevel" && graph) {
+    std::string from;
+    result.labelling = map_graph(costs, o, 1, deadline, rng, stats, say, from);
+    result.algorithm = "multilevel(graph map, refined)";
   } else if (a == "multilevel") {
     result.labelling = multilevel(costs, grid, o.objective, o.levels, deadline, rng, stats, say);
   } else if (a == "auto") {
     if (p <= 8) {
       result.labelling = brute_force(costs, grid, o.objective);
       result.algorithm = "auto(brute-force)";
+    } else if (graph) {
+      const int starts = p <= 4096 ? 2 : 1;
+      std::string from;
+      result.labelling = map_graph(costs, o, starts, deadline, rng, stats, say, from);
+      result.algorithm = "auto(best of identity and " + std::to_string(starts) +
+                         " graph map start" + (starts == 1 ? "" : "s") + ": " + from + ", refined)";
     } else if (o.objective.is_stencil()) {
       result.labelling = auto_stencil(costs, grid, o, deadline, rng, stats, say, result.algorithm);
     } else {

@@ -105,17 +105,17 @@ ScotchOutcome decode(const std::string& bytes, int p) {
 
 std::optional<ScotchOutcome> scotch_map_within(const Costs& costs, const Grid& grid,
                                                std::uint64_t seed, double seconds,
-                                               std::size_t* child_peak_bytes,
-                                               const Stencil* stencil) {
+                                               std::size_t* child_peak_bytes, ScotchGuest guest) {
   const ChildRun run =
-      run_in_child([&] { return encode(scotch_map(costs, grid, seed, stencil)); }, seconds);
+      run_in_child([&] { return encode(scotch_map(costs, grid, seed, guest)); }, seconds);
   if (child_peak_bytes) *child_peak_bytes = run.peak_rss_bytes;
   if (!run.answer) return std::nullopt;
   return decode(*run.answer, grid.size());
 }
 
 ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t seed,
-                         const Stencil* stencil) {
+                         ScotchGuest guest) {
+  const Stencil* stencil = guest.stencil;
   const int p = grid.size();
   if (costs.size() != p) throw std::invalid_argument("scotch_map: size mismatch");
   ScotchOutcome out{Labelling::identity(p), 0, ""};
@@ -139,7 +139,7 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
     const StructuredSpec& spec = s->spec();
     if (!spec.node_costs.empty()) {
       // Not a tree: map onto the cost matrix instead, where it fits.
-      if (p <= kMaxScotchDense) return scotch_map(to_dense(costs), grid, seed, stencil);
+      if (p <= kMaxScotchDense) return scotch_map(to_dense(costs), grid, seed, guest);
       throw std::invalid_argument("scotch needs rack-level costs (a tree) above " +
                                   std::to_string(kMaxScotchDense) +
                                   " ranks; this machine has a node-to-node matrix");
@@ -213,10 +213,24 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
     out.target = "deco";
   }
 
-  // Guest: the stencil's neighbour graph (each neighbour once, weighing
-  // its messages in the stencil's units), or a clique per fibre.
+  // Guest: the traffic graph, the stencil's neighbour graph (each neighbour
+  // once, weighing its messages in the stencil's units), or a clique per
+  // fibre.
   std::vector<SCOTCH_Num> verts = {0}, edges, weights;
-  if (stencil) {
+  if (const TrafficGraph* graph = guest.graph) {
+    if (graph->vertices() != p) throw std::invalid_argument("scotch_map: size mismatch");
+    // Scotch sums weights in SCOTCH_Num: scale them to 2^30 in all.
+    const double total = 2 * static_cast<double>(graph->total_weight() / graph->unit_weight());
+    const double scale = total > 1073741824.0 ? 1073741824.0 / total : 1.0;
+    for (int x = 0; x < p; ++x) {
+      for (std::size_t e = graph->begin(x); e < graph->end(x); ++e) {
+        edges.push_back(graph->neighbour(e));
+        weights.push_back(std::max<SCOTCH_Num>(
+            1, static_cast<SCOTCH_Num>(static_cast<double>(graph->units(e)) * scale + 0.5)));
+      }
+      verts.push_back(static_cast<SCOTCH_Num>(edges.size()));
+    }
+  } else if (stencil) {
     std::vector<int> seen;
     for (int x = 0; x < p; ++x) {
       const std::vector<int> coords = grid.coords(NewRank(x));
@@ -258,8 +272,8 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
       verts.push_back(static_cast<SCOTCH_Num>(edges.size()));
     }
   }
-  Graph guest;
-  check(SCOTCH_graphBuild(&guest.g, 0, p, verts.data(), nullptr, nullptr, nullptr,
+  Graph guest_graph;
+  check(SCOTCH_graphBuild(&guest_graph.g, 0, p, verts.data(), nullptr, nullptr, nullptr,
                           static_cast<SCOTCH_Num>(edges.size()), edges.data(),
                           weights.empty() ? nullptr : weights.data()),
         "SCOTCH_graphBuild (guest)");
@@ -267,7 +281,7 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
   check(SCOTCH_stratGraphMapBuild(&strat.s, SCOTCH_STRATQUALITY, p, 0.0),
         "SCOTCH_stratGraphMapBuild");
   Graph bound;
-  check(SCOTCH_contextBindGraph(&context.c, &guest.g, &bound.g), "SCOTCH_contextBindGraph");
+  check(SCOTCH_contextBindGraph(&context.c, &guest_graph.g, &bound.g), "SCOTCH_contextBindGraph");
   std::vector<SCOTCH_Num> part(p, -1);
   check(SCOTCH_graphMap(&bound.g, &arch.a, &strat.s, part.data()), "SCOTCH_graphMap");
 

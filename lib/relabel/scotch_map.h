@@ -2,7 +2,8 @@
 // communication graph onto the machine. For fibres the guest graph has a
 // clique per fibre, so Scotch minimises the sum over all fibres of their
 // pair costs (rankshape's "total" objective); for a stencil it is the
-// stencil's neighbour graph, each edge weighing its messages' weights. The target is a tree-leaf
+// stencil's neighbour graph, each edge weighing its messages' weights; for a
+// traffic graph, that graph (weights scaled to Scotch's 32-bit integers). The target is a tree-leaf
 // architecture (racks, nodes, cores) for a structured machine with rack-level costs, or a
 // decomposition-defined architecture built from the cost matrix otherwise
 // (up to kMaxScotchDense ranks: Scotch computes all distances). Inside a
@@ -19,6 +20,7 @@
 #include "lib/model/grid.h"
 #include "lib/model/labelling.h"
 #include "lib/model/pattern.h"
+#include "lib/model/traffic_graph.h"
 
 namespace rankshape {
 
@@ -35,9 +37,14 @@ struct ScotchOutcome {
 /// Throws std::invalid_argument when the machine has no Scotch target
 /// (node-to-node matrices, or dense costs above kMaxScotchDense), and
 /// std::runtime_error naming the Scotch call that failed.
-/// stencil: the pattern's neighbours (on grid), or null for fibres.
+/// The guest graph: the stencil's neighbours (on grid) when stencil is
+/// given, the traffic graph when graph is, else the fibres' cliques.
+struct ScotchGuest {
+  const Stencil* stencil = nullptr;
+  const TrafficGraph* graph = nullptr;
+};
 ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t seed,
-                         const Stencil* stencil = nullptr);
+                         ScotchGuest guest = {});
 
 /// scotch_map() in a child process killed after `seconds` (in_child.h), so
 /// that a time budget holds although Scotch's mapping is one call that
@@ -47,7 +54,7 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
 std::optional<ScotchOutcome> scotch_map_within(const Costs& costs, const Grid& grid,
                                                std::uint64_t seed, double seconds,
                                                std::size_t* child_peak_bytes = nullptr,
-                                               const Stencil* stencil = nullptr);
+                                               ScotchGuest guest = {});
 
 }  // namespace rankshape
 

@@ -196,5 +196,62 @@ if [ -e "$dir/x.perm" ]; then
   failures=$((failures + 1))
 fi
 
+# Traffic graphs: 4 clusters of 16 ranks (those equal mod 4) talk heavily
+# inside, and a light ring joins every rank to the next. On 4 nodes of 16
+# the best layout puts each cluster on a node: the 64 ring edges cross
+# nodes, 32 of them at each node, and no clique edge does.
+awk 'BEGIN {
+  print "rankshape-traffic 1"; print "ranks 64"
+  for (a = 0; a < 64; ++a) for (b = a + 4; b < 64; b += 4) print a, b, 1000, 0
+  for (a = 0; a < 64; ++a) print a, (a + 1) % 64, 1, 0
+}' >"$dir/clusters.traffic"
+check "relabel maps a traffic graph" 0 "traffic graph of 544 edges" \
+  "$relabel" --costs "$dir/m.costs" --traffic "$dir/clusters.traffic" --bytes-per-message 0 \
+  --perm "$dir/t.perm" --report "$dir/t.json" --placement "$dir/m.placement" \
+  --rankfile "$dir/t.rankfile"
+check "evaluate scores a labelling for the traffic" 0 "communication" \
+  "$evaluate" --costs "$dir/m.costs" --traffic "$dir/clusters.traffic" --bytes-per-message 0 \
+  --perm "$dir/t.perm" --json "$dir/te.json"
+if python3 - "$dir/t.json" "$dir/te.json" <<'PY'
+import json, sys
+report, evaluated = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert report["pattern"] == "graph" and report["objective"] == "cost", report
+after = report["graph_after"]["levels"][0]
+assert after["crossing_edges"] == 64 and after["busiest_load"] == 32, after
+assert report["graph_before"]["levels"][0]["crossing_edges"] > 64, report["graph_before"]
+mine = [l for l in evaluated["labellings"] if l["name"] != "identity"][0]
+assert abs(mine["objective"] - report["objective_after"]) <= 1e-9 * report["objective_after"], mine
+PY
+then
+  echo "ok: each cluster on one node (64 ring edges across, 32 per node); evaluate agrees"
+else
+  echo "FAIL: the traffic graph's report or evaluate's figures" >&2
+  failures=$((failures + 1))
+fi
+check "the traffic's rankfile has one line per rank" 0 "rank 63=" cat "$dir/t.rankfile"
+check "scotch maps a traffic graph" 0 "scotch(" \
+  "$relabel" --costs "$dir/m.costs" --traffic "$dir/clusters.traffic" --algorithm scotch \
+  --perm "$dir/ts.perm"
+check "--grid or --traffic" 1 "give --grid (a cartesian program) or --traffic" \
+  "$relabel" --costs "$dir/m.costs" --perm "$dir/bad.perm"
+check "not both --grid and --traffic" 2 "excludes" \
+  "$relabel" --costs "$dir/m.costs" --grid 8x8 --traffic "$dir/clusters.traffic" \
+  --perm "$dir/bad.perm"
+check "no stencil for a traffic graph" 1 "--pattern stencil is for --grid" \
+  "$relabel" --costs "$dir/m.costs" --traffic "$dir/clusters.traffic" --pattern stencil \
+  --perm "$dir/bad.perm"
+check "no grid algorithm for a traffic graph" 1 "kl lays out a cartesian grid" \
+  "$relabel" --costs "$dir/m.costs" --traffic "$dir/clusters.traffic" --algorithm kl \
+  --perm "$dir/bad.perm"
+check "--pattern graph needs the traffic" 1 "--pattern graph needs --traffic" \
+  "$evaluate" --costs "$dir/m.costs" --grid 64 --pattern graph
+printf 'rankshape-traffic 1\nranks 16\n0 1 5 1\n' >"$dir/small.traffic"
+check "traffic for another job size" 1 "small.traffic" \
+  "$relabel" --costs "$dir/m.costs" --traffic "$dir/small.traffic" --perm "$dir/bad.perm"
+if [ -e "$dir/bad.perm" ]; then
+  echo "FAIL: a refused traffic graph left a labelling behind" >&2
+  failures=$((failures + 1))
+fi
+
 [ "$failures" -eq 0 ] && echo "all command-line checks passed"
 exit $((failures > 0))

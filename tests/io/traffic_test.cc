@@ -50,6 +50,21 @@ TEST(TrafficTest, HeaderExampleSumsBothDirections) {
   EXPECT_EQ(read_traffic({path}, 3).ranks, 3);
 }
 
+// A pair weighs its bytes plus bytes_per_message per message.
+TEST(TrafficTest, GraphWeighsBytesAndMessages) {
+  Traffic t;
+  t.ranks = 3;
+  t.pairs = {{0, 1, 400, 4}, {1, 2, 0, 2}};
+  const TrafficGraph g = traffic_graph(t, 100);
+  EXPECT_EQ(g.vertices(), 3);
+  EXPECT_EQ(g.edges(), 2);
+  EXPECT_EQ(g.weight(g.begin(0)), 800);
+  EXPECT_EQ(g.weight(g.begin(2)), 200);
+  EXPECT_EQ(traffic_graph(t, 0).edges(), 1);  // messages of no weight: no edge
+  EXPECT_EQ(traffic_graph(t).weight(traffic_graph(t).begin(0)), 400 + 4 * kDefaultBytesPerMessage);
+  EXPECT_THROW(traffic_graph(t, -1), std::invalid_argument);
+}
+
 TEST(TrafficTest, WritesWhatItReads) {
   const std::string path = write_scratch("in.traffic",
                                          "rankshape-traffic 1\nranks 5\n"

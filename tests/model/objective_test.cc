@@ -196,7 +196,8 @@ ObjectiveValue reference(const Costs& c, const Grid& g, const Labelling& l,
       v.primary = total;
       break;
     case Aggregate::kStep:
-      ADD_FAILURE() << "step is a stencil objective";
+    case Aggregate::kGraphCost:
+      ADD_FAILURE() << "not a fibres objective";
       break;
   }
   return v;

@@ -67,7 +67,7 @@ TEST(PatternTest, RefusesBadTextWithTheReason) {
     } catch (const std::invalid_argument& e) {
       const std::string what = e.what();
       EXPECT_NE(what.find(why), std::string::npos) << text << ": " << what;
-      EXPECT_NE(what.find("expected fibres or stencil"), std::string::npos) << what;
+      EXPECT_NE(what.find("expected fibres, graph or stencil"), std::string::npos) << what;
     }
   }
 }

@@ -1,0 +1,47 @@
+// Mapping a traffic graph (the "graph" pattern) onto a hierarchical
+// machine, top-down along its levels (racks, then nodes):
+//  1. the graph's vertices are split into as many parts as the level has
+//     groups, each part the size of its group, by METIS k-way (multilevel:
+//     coarsening by heavy-edge matching, an initial partition, refinement),
+//     whose nearly balanced parts are then made exact by moving the
+//     vertices that lose least;
+//  2. the parts are assigned to the groups by the objective: the quotient
+//     graph (the traffic between parts) mapped onto the costs between the
+//     groups, exhaustively for up to 8 groups and by hill-climbing above
+//     (groups of equal size only; unequal groups keep METIS's order);
+//  3. each part continues inside its group, one level down; inside the
+//     finest groups the vertices take the group's ranks in order.
+// The result is meant to be refined by hill-climbing on the full objective
+// (relabel() does), which also sees costs inside a node.
+// Levels come from the caller (nodes, racks: finest first) or, when none
+// are known, from the costs (link_levels()). A machine without levels is
+// one group: the split starts at the ranks.
+#ifndef RANKSHAPE_LIB_RELABEL_GRAPH_MAP_H_
+#define RANKSHAPE_LIB_RELABEL_GRAPH_MAP_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "lib/model/objective.h"
+#include "lib/relabel/deadline.h"
+
+namespace rankshape {
+
+struct GraphMapOptions {
+  std::uint64_t seed = 1;
+  /// Step 2: assign parts to groups by the objective. Without it part i
+  /// goes to group i (the plain METIS mapping, a peer baseline).
+  bool assign_parts = true;
+};
+
+/// The labelling: position (graph vertex) x runs on old rank perm[x].
+/// Throws std::invalid_argument if graph and costs disagree on the rank
+/// count or a level does not label every rank, std::runtime_error if METIS
+/// fails.
+Labelling graph_map(const Costs& costs, const TrafficGraph& graph,
+                    const std::vector<std::vector<int>>& levels, const GraphMapOptions& options,
+                    const Deadline& deadline);
+
+}  // namespace rankshape
+
+#endif  // RANKSHAPE_LIB_RELABEL_GRAPH_MAP_H_

@@ -1,0 +1,185 @@
+// Relabelling a traffic graph: planted clusters found by every mapping
+// algorithm, nodes of unequal size, the time-free algorithms' answers
+// valid for any graph, and what is refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "lib/relabel/graph_map.h"
+#include "lib/relabel/relabel.h"
+#include "lib/synth/machine.h"
+#include "lib/util/random.h"
+
+namespace rankshape {
+namespace {
+
+// `clusters` groups of `size` ranks, members spread over the rank range
+// (rank r is in cluster r % clusters): a heavy clique inside each, a light
+// ring through all ranks.
+std::shared_ptr<const TrafficGraph> clusters_graph(int clusters, int size) {
+  const int p = clusters * size;
+  std::vector<WeightedEdge> edges;
+  for (int a = 0; a < p; ++a) {
+    for (int b = a + clusters; b < p; b += clusters) edges.push_back({a, b, 1000});
+    edges.push_back({a, (a + 1) % p, 1});
+  }
+  return std::make_shared<const TrafficGraph>(p, std::move(edges));
+}
+
+RelabelOptions graph_options(std::shared_ptr<const TrafficGraph> graph, const std::string& algo) {
+  RelabelOptions o;
+  o.algorithm = algo;
+  o.objective = ObjectiveSpec::parse("", Pattern::parse("graph"));
+  o.objective.graph = std::move(graph);
+  return o;
+}
+
+// The nodes the members of every cluster run on.
+std::vector<std::set<int>> nodes_of_clusters(const StructuredCosts& costs, const Labelling& l,
+                                             int clusters) {
+  std::vector<std::set<int>> out(static_cast<std::size_t>(clusters));
+  for (int x = 0; x < l.size(); ++x) {
+    out[static_cast<std::size_t>(x % clusters)].insert(costs.location(l.old_of(NewRank(x))).node);
+  }
+  return out;
+}
+
+// 8 clusters of 16 on 2 racks of 4 nodes of 16 cores, ranks scattered
+// over the cores: each cluster must land on a node of its own.
+TEST(GraphRelabelTest, EveryMappingPutsEachClusterOnItsNode) {
+  MachineSpec m = machine_shape(2, 4, 2, 8, RankOrder::kRandom);
+  m.seed = 7;
+  const SyntheticMachine machine = generate_machine(m);
+  const auto graph = clusters_graph(8, 16);
+  for (const char* algorithm : {"auto", "multilevel", "metis"}) {
+    const RelabelResult r = relabel(machine.costs, Grid({128}), graph_options(graph, algorithm));
+    std::set<int> used;
+    for (const std::set<int>& nodes : nodes_of_clusters(machine.costs, r.labelling, 8)) {
+      ASSERT_EQ(nodes.size(), 1u) << algorithm;
+      used.insert(*nodes.begin());
+    }
+    EXPECT_EQ(used.size(), 8u) << algorithm;
+    ASSERT_TRUE(r.after.graph);
+    // Only the ring crosses nodes: 128 edges of weight 1, 32 out of each node.
+    EXPECT_EQ(r.after.graph->levels[0].crossing_pairs, 128) << algorithm;
+    EXPECT_EQ(r.after.graph->levels[0].busiest_load, 32) << algorithm;
+    EXPECT_LT(r.after.value.primary, r.before.value.primary) << algorithm;
+  }
+}
+
+// The parts go to groups by the costs between groups: two pairs of
+// clusters that talk a lot share a rack when the parts are assigned, which
+// METIS's order alone need not do.
+TEST(GraphRelabelTest, ClustersThatTalkShareARack) {
+  MachineSpec m = machine_shape(2, 2, 1, 8, RankOrder::kRandom);
+  m.seed = 3;
+  const SyntheticMachine machine = generate_machine(m);
+  // Clusters 0..3 of 8 (rank r in cluster r % 4); clusters 0 and 3, 1 and 2
+  // exchange medium traffic.
+  std::vector<WeightedEdge> edges;
+  for (int a = 0; a < 32; ++a) {
+    for (int b = a + 4; b < 32; b += 4) edges.push_back({a, b, 1000});
+  }
+  for (int i = 0; i < 8; ++i) {
+    edges.push_back({4 * i, 4 * i + 3, 100});
+    edges.push_back({4 * i + 1, 4 * i + 2, 100});
+  }
+  const auto graph = std::make_shared<const TrafficGraph>(32, std::move(edges));
+  const RelabelResult r = relabel(machine.costs, Grid({32}), graph_options(graph, "multilevel"));
+  const auto nodes = nodes_of_clusters(machine.costs, r.labelling, 4);
+  const auto rack = [&](int cluster) {
+    return machine.costs.rack_of(*nodes[static_cast<std::size_t>(cluster)].begin());
+  };
+  for (const auto& n : nodes) ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(rack(0), rack(3));
+  EXPECT_EQ(rack(1), rack(2));
+  EXPECT_NE(rack(0), rack(1));
+  EXPECT_EQ(r.after.graph->levels[1].crossing_pairs, 0);  // nothing between racks
+}
+
+// Nodes of 6 and 5 ranks (dense costs, nodes given): parts of those sizes.
+TEST(GraphRelabelTest, NodesOfUnequalSize) {
+  const int p = 11;
+  std::vector<int> node(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) node[r] = r % 2;  // 6 ranks on node 0, 5 on node 1
+  std::vector<double> m(static_cast<std::size_t>(p) * p, 0);
+  for (int a = 0; a < p; ++a) {
+    for (int b = 0; b < p; ++b) {
+      if (a != b) m[static_cast<std::size_t>(a) * p + b] = node[a] == node[b] ? 1 : 50;
+    }
+  }
+  const DenseCosts costs(p, m);
+  // A path 0-1-...-10: the best split cuts it once.
+  std::vector<WeightedEdge> edges;
+  for (int x = 0; x + 1 < p; ++x) edges.push_back({x, x + 1, 10});
+  RelabelOptions o = graph_options(std::make_shared<const TrafficGraph>(p, edges), "multilevel");
+  o.levels = {node};
+  const RelabelResult r = relabel(costs, Grid({p}), o);
+  ASSERT_TRUE(r.after.graph);
+  EXPECT_EQ(r.after.graph->levels[0].crossing_pairs, 1);
+  EXPECT_EQ(r.after.graph->communication, 9 * 10 * 1 + 10 * 50);
+}
+
+// Every algorithm that takes a graph returns a permutation, and the
+// searching ones do no worse than the job's order, on a random graph.
+TEST(GraphRelabelTest, EveryGraphAlgorithmGivesAValidLabelling) {
+  MachineSpec m = machine_shape(1, 3, 1, 3, RankOrder::kRandom);
+  const SyntheticMachine machine = generate_machine(m);
+  SplitMix64 rng(11);
+  std::vector<WeightedEdge> edges;
+  for (int i = 0; i < 20; ++i) {
+    const int a = static_cast<int>(rng.below(9)), b = static_cast<int>(rng.below(9));
+    if (a != b) edges.push_back({a, b, static_cast<double>(1 + rng.below(100))});
+  }
+  const auto graph = std::make_shared<const TrafficGraph>(9, edges);
+  const RelabelResult exact =
+      relabel(machine.costs, Grid({9}), graph_options(graph, "brute-force"));
+  for (const std::string& algorithm : relabel_algorithms()) {
+    if (algorithm == "kl" || algorithm == "node-aware" || algorithm == "bisect") continue;
+    const RelabelResult r = relabel(machine.costs, Grid({9}), graph_options(graph, algorithm));
+    std::vector<int> seen;
+    for (int x = 0; x < 9; ++x) seen.push_back(r.labelling.old_of(NewRank(x)).value());
+    std::sort(seen.begin(), seen.end());
+    for (int x = 0; x < 9; ++x) EXPECT_EQ(seen[x], x) << algorithm;
+    EXPECT_GE(r.after.value.primary, exact.after.value.primary - 1e-9) << algorithm;
+    if (algorithm == "auto" || algorithm == "multilevel" || algorithm == "hill-climb") {
+      EXPECT_LE(r.after.value.primary, r.before.value.primary) << algorithm;
+    }
+  }
+}
+
+TEST(GraphRelabelTest, OneRank) {
+  const DenseCosts costs(1, {0});
+  const RelabelResult r = relabel(
+      costs, Grid({1}),
+      graph_options(std::make_shared<const TrafficGraph>(1, std::vector<WeightedEdge>{}), "auto"));
+  EXPECT_EQ(r.labelling.size(), 1);
+  EXPECT_EQ(r.after.value.primary, 0);
+}
+
+TEST(GraphRelabelTest, RefusesGridAlgorithmsAndGrids) {
+  const DenseCosts costs(4, {0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0});
+  const auto graph =
+      std::make_shared<const TrafficGraph>(4, std::vector<WeightedEdge>{{0, 1, 1}, {2, 3, 1}});
+  const auto message = [&](const Grid& grid, const std::string& algorithm) {
+    try {
+      relabel(costs, grid, graph_options(graph, algorithm));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message(Grid({2, 2}), "auto"),
+            "a traffic graph is relabelled on a 1-D grid of its ranks, not 2x2");
+  EXPECT_NE(message(Grid({4}), "kl").find("kl lays out a cartesian grid"), std::string::npos);
+  EXPECT_NE(message(Grid({4}), "bisect").find("bisect lays out a cartesian grid"),
+            std::string::npos);
+  const auto wrong = std::make_shared<const TrafficGraph>(5, std::vector<WeightedEdge>{});
+  EXPECT_THROW(graph_map(costs, *wrong, {}, GraphMapOptions{}, Deadline(10)),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rankshape
