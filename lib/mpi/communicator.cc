@@ -99,6 +99,24 @@ Communicator Communicator::cartesian(const std::vector<int>& dims,
   return Communicator(out, Ownership::kTake);
 }
 
+Communicator Communicator::distributed_graph(const std::vector<int>& neighbours,
+                                             const std::vector<int>& weights) const {
+  if (!weights.empty() && weights.size() != neighbours.size()) {
+    throw std::invalid_argument("distributed_graph: " + std::to_string(neighbours.size()) +
+                                " neighbours and " + std::to_string(weights.size()) + " weights");
+  }
+  const int degree = static_cast<int>(neighbours.size());
+  // MPI wants non-null arrays even for degree 0 (some implementations read them).
+  const int none = 0;
+  const int* list = degree > 0 ? neighbours.data() : &none;
+  const int* w = weights.empty() ? MPI_UNWEIGHTED : degree > 0 ? weights.data() : MPI_WEIGHTS_EMPTY;
+  MPI_Comm out = MPI_COMM_NULL;
+  check(MPI_Dist_graph_create_adjacent(comm_, degree, list, w, degree, list, w, MPI_INFO_NULL, 0,
+                                       &out),
+        "MPI_Dist_graph_create_adjacent");
+  return Communicator(out, Ownership::kTake);
+}
+
 void Communicator::barrier() const { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 int Communicator::allreduce_max(int value) const {

@@ -48,6 +48,11 @@ class Communicator {
   /// every rank. Throws std::invalid_argument if it does not.
   [[nodiscard]] Communicator cartesian(const std::vector<int>& dims,
                                        const std::vector<int>& periods) const;
+  /// Collective: MPI_Dist_graph_create_adjacent without reordering, this
+  /// rank's neighbours (ranks of this communicator) in and out alike, with
+  /// weights (one per neighbour, >= 0; empty: MPI_UNWEIGHTED).
+  [[nodiscard]] Communicator distributed_graph(const std::vector<int>& neighbours,
+                                               const std::vector<int>& weights) const;
 
   void barrier() const;
   /// Collective: the maximum of value over all ranks.

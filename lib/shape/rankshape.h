@@ -17,6 +17,15 @@
  *   rankshape_relabel_comm(MPI_COMM_WORLD, 2, dims, &o, &shape);
  *   MPI_Cart_shift(rankshape_comm(shape), 0, 1, &up, &down);
  *
+ * For any traffic, each rank names the ranks it talks to and how much it
+ * sends each (weights NULL: 1 each); rank i of rankshape_comm() then takes
+ * the role of rank i, placed so that heavy edges sit on cheap links, and
+ * the communicator has a distributed graph topology of those edges:
+ *   int partners[2] = {left, right};
+ *   double bytes[2] = {1e6, 1e3};
+ *   rankshape_relabel_graph_comm(MPI_COMM_WORLD, 2, partners, bytes, NULL, &shape);
+ *   MPI_Neighbor_alltoall(..., rankshape_comm(shape));
+ *
  * rankshape_relabel_comm() is collective over comm; on error every rank
  * gets the same code (no rank is left waiting) and rankshape_last_error()
  * says what went wrong. See lib/shape/shape.h for what it does. */
@@ -62,8 +71,18 @@ void rankshape_options_init(rankshape_options* options);
 int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
                            const rankshape_options* options, rankshape_shape** shape);
 
+/* Any traffic graph: this rank talks to `degree` partners (ranks of comm),
+ * sending weights[i] to partners[i] (NULL: 1 each); the graph is what all
+ * ranks declare (an edge named by both ends counts twice). Collective; the
+ * graph's objective is options->objective: "cost" (default) or "total";
+ * options->pattern must be NULL or "graph", options->periods is unused. */
+int rankshape_relabel_graph_comm(MPI_Comm comm, int degree, const int partners[],
+                                 const double weights[], const rankshape_options* options,
+                                 rankshape_shape** shape);
+
 /* Rank i of this communicator is grid position i; it has the grid's
- * cartesian topology (MPI_Cart_shift, MPI_Cart_coords, MPI_Cart_sub). */
+ * cartesian topology (MPI_Cart_shift, MPI_Cart_coords, MPI_Cart_sub), or
+ * for a graph a distributed graph topology (MPI_Dist_graph_neighbors). */
 MPI_Comm rankshape_comm(const rankshape_shape* shape);
 /* The fibre through this rank along dimension k (MPI_COMM_NULL if k is out of range). */
 MPI_Comm rankshape_fibre(const rankshape_shape* shape, int k);

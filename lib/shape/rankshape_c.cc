@@ -27,6 +27,65 @@ int fail(int status, const std::string& message) {
 
 }  // namespace
 
+namespace {
+
+// Runs f, which sets *shape, turning what it throws into a status code and
+// a message for rankshape_last_error().
+template <class F>
+int guarded(const char* name, rankshape_shape** shape, F&& f) {
+  last_error.clear();
+  last_mpi_class = MPI_SUCCESS;
+  if (!shape) return fail(RANKSHAPE_ERR_ARG, std::string(name) + ": shape is NULL");
+  *shape = nullptr;
+  try {
+    f();
+    return RANKSHAPE_OK;
+  } catch (const rankshape::mpi::MpiError& e) {
+    last_mpi_class = e.error_class();
+    return fail(RANKSHAPE_ERR_MPI, e.what());
+  } catch (const std::invalid_argument& e) {
+    return fail(RANKSHAPE_ERR_ARG, e.what());
+  } catch (const std::exception& e) {
+    return fail(RANKSHAPE_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return fail(RANKSHAPE_ERR_INTERNAL, "unknown error");
+  }
+}
+
+// The size of comm, which must not be MPI_COMM_NULL.
+int size_of(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) {
+    throw std::invalid_argument("rankshape needs a communicator, got MPI_COMM_NULL");
+  }
+  int p = 0;
+  rankshape::mpi::check(MPI_Comm_size(comm, &p), "MPI_Comm_size");
+  return p;
+}
+
+// The C options as C++ ones (pattern: the given one's default).
+rankshape::ShapeOptions shape_options(const rankshape_options* options, int p,
+                                      const char* default_pattern) {
+  rankshape_options defaults;
+  rankshape_options_init(&defaults);
+  const rankshape_options& o = options ? *options : defaults;
+  rankshape::ShapeOptions so;
+  so.source = rankshape::parse_cost_source(o.source ? o.source : "auto");
+  if (o.cost_file) so.cost_file = o.cost_file;
+  if (o.algorithm) so.algorithm = o.algorithm;
+  so.seed = o.seed;
+  so.time_limit = o.time_limit;
+  so.objective = rankshape::ObjectiveSpec::parse(
+      o.objective ? o.objective : "",
+      rankshape::Pattern::parse(o.pattern ? o.pattern : default_pattern));
+  if (so.source == rankshape::CostSource::kMatrix) {
+    if (!o.matrix) throw std::invalid_argument("source \"matrix\" needs options->matrix");
+    so.matrix.assign(o.matrix, o.matrix + static_cast<std::size_t>(p) * p);
+  }
+  return so;
+}
+
+}  // namespace
+
 extern "C" {
 
 void rankshape_options_init(rankshape_options* o) {
@@ -48,16 +107,8 @@ namespace {
 // Fortran module passes its array's size, checked here on every rank).
 int relabel_comm(MPI_Comm comm, int ndims, const int dims[], const rankshape_options* options,
                  int nperiods, rankshape_shape** shape) {
-  last_error.clear();
-  last_mpi_class = MPI_SUCCESS;
-  if (!shape) return fail(RANKSHAPE_ERR_ARG, "rankshape_relabel_comm: shape is NULL");
-  *shape = nullptr;
-  try {
-    if (comm == MPI_COMM_NULL) {
-      throw std::invalid_argument("rankshape needs a communicator, got MPI_COMM_NULL");
-    }
-    int p = 0;
-    rankshape::mpi::check(MPI_Comm_size(comm, &p), "MPI_Comm_size");
+  return guarded("rankshape_relabel_comm", shape, [&] {
+    const int p = size_of(comm);
     // Arguments are turned into C++ ones on every rank, and a rank that
     // fails here must not leave the others waiting inside relabel_comm().
     rankshape::ShapeOptions so;
@@ -65,25 +116,13 @@ int relabel_comm(MPI_Comm comm, int ndims, const int dims[], const rankshape_opt
     std::string error;
     try {
       if (ndims < 1 || !dims) throw std::invalid_argument("needs ndims >= 1 and dims");
-      rankshape_options defaults;
-      rankshape_options_init(&defaults);
-      const rankshape_options& o = options ? *options : defaults;
-      so.source = rankshape::parse_cost_source(o.source ? o.source : "auto");
-      if (o.cost_file) so.cost_file = o.cost_file;
-      if (o.algorithm) so.algorithm = o.algorithm;
-      so.seed = o.seed;
-      so.time_limit = o.time_limit;
-      so.objective = rankshape::ObjectiveSpec::parse(
-          o.objective ? o.objective : "",
-          rankshape::Pattern::parse(o.pattern ? o.pattern : "fibres"));
-      if (o.periods && nperiods != ndims) {
-        throw std::invalid_argument(std::to_string(nperiods) + " periods for " +
-                                    std::to_string(ndims) + " dimensions");
-      }
-      if (o.periods) so.periods.assign(o.periods, o.periods + ndims);
-      if (so.source == rankshape::CostSource::kMatrix) {
-        if (!o.matrix) throw std::invalid_argument("source \"matrix\" needs options->matrix");
-        so.matrix.assign(o.matrix, o.matrix + static_cast<std::size_t>(p) * p);
+      so = shape_options(options, p, "fibres");
+      if (options && options->periods) {
+        if (nperiods != ndims) {
+          throw std::invalid_argument(std::to_string(nperiods) + " periods for " +
+                                      std::to_string(ndims) + " dimensions");
+        }
+        so.periods.assign(options->periods, options->periods + ndims);
       }
       grid = rankshape::complete_grid(p, std::vector<int>(dims, dims + ndims));
     } catch (const std::exception& e) {  // e.g. bad_alloc of a huge matrix on one rank
@@ -91,17 +130,7 @@ int relabel_comm(MPI_Comm comm, int ndims, const int dims[], const rankshape_opt
     }
     rankshape::agree_on_errors(comm, error);
     *shape = new rankshape_shape{rankshape::relabel_comm(comm, *grid, so)};
-    return RANKSHAPE_OK;
-  } catch (const rankshape::mpi::MpiError& e) {
-    last_mpi_class = e.error_class();
-    return fail(RANKSHAPE_ERR_MPI, e.what());
-  } catch (const std::invalid_argument& e) {
-    return fail(RANKSHAPE_ERR_ARG, e.what());
-  } catch (const std::exception& e) {
-    return fail(RANKSHAPE_ERR_INTERNAL, e.what());
-  } catch (...) {
-    return fail(RANKSHAPE_ERR_INTERNAL, "unknown error");
-  }
+  });
 }
 
 }  // namespace
@@ -109,6 +138,35 @@ int relabel_comm(MPI_Comm comm, int ndims, const int dims[], const rankshape_opt
 int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
                            const rankshape_options* options, rankshape_shape** shape) {
   return relabel_comm(comm, ndims, dims, options, ndims, shape);
+}
+
+int rankshape_relabel_graph_comm(MPI_Comm comm, int degree, const int partners[],
+                                 const double weights[], const rankshape_options* options,
+                                 rankshape_shape** shape) {
+  return guarded("rankshape_relabel_graph_comm", shape, [&] {
+    const int p = size_of(comm);
+    rankshape::ShapeOptions so;
+    std::vector<int> my_partners;
+    std::vector<double> my_weights;
+    std::string error;
+    try {
+      if (degree < 0 || (degree > 0 && !partners)) {
+        throw std::invalid_argument("needs degree >= 0 and degree partners");
+      }
+      if (options && options->pattern && std::string(options->pattern) != "graph") {
+        throw std::invalid_argument(std::string("pattern '") + options->pattern +
+                                    "' is for rankshape_relabel_comm; a graph's is graph");
+      }
+      so = shape_options(options, p, "graph");
+      my_partners.assign(partners, partners + degree);
+      if (weights) my_weights.assign(weights, weights + degree);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    rankshape::agree_on_errors(comm, error);
+    *shape = new rankshape_shape{rankshape::relabel_graph_comm(
+        comm, rankshape::gather_graph(comm, my_partners, my_weights), so)};
+  });
 }
 
 int rankshape_relabel_comm_f(MPI_Fint comm, int ndims, const int dims[], const char* pattern,

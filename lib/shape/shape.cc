@@ -1,6 +1,7 @@
 #include "lib/shape/shape.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -388,6 +389,39 @@ JobCosts checked_costs(const mpi::Communicator& comm, const ShapeOptions& option
   return get_costs(comm, options);
 }
 
+#ifndef SMPI_H
+// Vertex x's neighbours and their weights, scaled so that the heaviest
+// edge of the graph weighs 2^20 (MPI takes int weights; they are hints).
+std::pair<std::vector<int>, std::vector<int>> topology_neighbours(const TrafficGraph& graph,
+                                                                  int x) {
+  std::int64_t heaviest = 1;
+  for (int v = 0; v < graph.vertices(); ++v) {
+    for (std::size_t i = graph.begin(v); i < graph.end(v); ++i) {
+      heaviest = std::max(heaviest, graph.units(i));
+    }
+  }
+  constexpr double kScale = 1 << 20;
+  std::vector<int> neighbours, weights;
+  for (std::size_t i = graph.begin(x); i < graph.end(x); ++i) {
+    neighbours.push_back(graph.neighbour(i));
+    weights.push_back(std::max(
+        1, static_cast<int>(kScale * static_cast<double>(graph.units(i)) / heaviest + 0.5)));
+  }
+  return {neighbours, weights};
+}
+#endif
+
+std::uint64_t graph_fingerprint(const TrafficGraph& graph) {
+  Fingerprint f;
+  f.add(graph.vertices()).add(graph.edges()).add(graph.unit_weight());
+  for (int v = 0; v < graph.vertices(); ++v) {
+    for (std::size_t i = graph.begin(v); i < graph.end(v); ++i) {
+      f.add(graph.neighbour(i)).add(graph.units(i));
+    }
+  }
+  return f.value();
+}
+
 }  // namespace
 
 JobCosts job_costs(MPI_Comm raw, const ShapeOptions& options) {
@@ -419,7 +453,7 @@ ShapedComm shape_comm(MPI_Comm raw, const Grid& grid, const Labelling& labelling
             throw std::invalid_argument("the costs are not those of a " + std::to_string(p) +
                                         "-rank job");
           }
-          topology_periods(grid, options);
+          if (!options.objective.is_graph()) topology_periods(grid, options);
         }));
   Fingerprint held;
   for (int d : grid.dims()) held.add(d);
@@ -441,13 +475,26 @@ ShapedComm shape_comm(MPI_Comm raw, const Grid& grid, const Labelling& labelling
   // (5) Communicators: new rank = grid position, with the grid's topology
   // attached, then one fibre per dimension.
   const NewRank position = labelling.new_of(OldRank(me));
-  mpi::Communicator shaped =
-      comm.split(0, position.value()).cartesian(grid.dims(), topology_periods(grid, options));
   std::vector<mpi::Communicator> fibres;
-  for (int k = 0; k < grid.ndims(); ++k) {
-    fibres.push_back(shaped.split(grid.fibre_of(position, k),
-                                  grid.coords(position)[static_cast<std::size_t>(k)]));
+  std::optional<mpi::Communicator> shaped_topology;
+  if (objective.is_graph()) {
+#ifdef SMPI_H
+    // SimGrid 3.32 has no distributed graphs: the order alone.
+    shaped_topology.emplace(comm.split(0, position.value()));
+#else
+    // A traffic graph: vertex `position`'s neighbours, not a grid.
+    const auto [neighbours, weights] = topology_neighbours(*objective.graph, position.value());
+    shaped_topology.emplace(comm.split(0, position.value()).distributed_graph(neighbours, weights));
+#endif
+  } else {
+    shaped_topology.emplace(
+        comm.split(0, position.value()).cartesian(grid.dims(), topology_periods(grid, options)));
+    for (int k = 0; k < grid.ndims(); ++k) {
+      fibres.push_back(shaped_topology->split(grid.fibre_of(position, k),
+                                              grid.coords(position)[static_cast<std::size_t>(k)]));
+    }
   }
+  mpi::Communicator shaped = std::move(*shaped_topology);
   if (shaped.rank() != position.value()) {
     throw std::logic_error("shape_comm: the split communicator lost the ordering");
   }
@@ -482,7 +529,16 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
                 " positions but the communicator has " + std::to_string(p) + " ranks");
           }
           if (!(options.time_limit >= 0)) throw std::invalid_argument("time limit must be >= 0");
-          topology_periods(grid, options);
+          if (options.objective.is_graph()) {
+            if (!options.objective.graph) throw std::invalid_argument("no traffic graph given");
+            if (options.objective.graph->vertices() != p) {
+              throw std::invalid_argument(
+                  "the traffic graph has " + std::to_string(options.objective.graph->vertices()) +
+                  " vertices but the communicator has " + std::to_string(p) + " ranks");
+            }
+          } else {
+            topology_periods(grid, options);
+          }
           if (options.objective.is_stencil()) options.objective.stencil_on(grid);
           const auto& names = relabel_algorithms();
           if (std::find(names.begin(), names.end(), options.algorithm) == names.end()) {
@@ -492,6 +548,9 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   Fingerprint grid_print;
   for (int d : grid.dims()) grid_print.add(d);
   agree_with_root(comm, grid_print.value(), "the grid " + grid.to_string());
+  if (options.objective.is_graph()) {
+    agree_with_root(comm, graph_fingerprint(*options.objective.graph), "the traffic graph");
+  }
 
   // (2) Costs (their options checked and agreed on first).
   const JobCosts costs = checked_costs(comm, options);
@@ -543,6 +602,80 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   report.measure_seconds = costs.seconds;
   report.relabel_seconds = MPI_Wtime() - relabel_started;
   return shape_comm(comm.get(), grid, *labelling, costs, options, std::move(report));
+}
+
+}  // namespace rankshape
+
+namespace rankshape {
+
+ShapedComm relabel_graph_comm(MPI_Comm comm, std::shared_ptr<const TrafficGraph> graph,
+                              const ShapeOptions& options) {
+  ShapeOptions o = options;
+  o.objective =
+      ObjectiveSpec::parse(o.objective.aggregate == Aggregate::kSumOfAllFibres ? "total" : "cost",
+                           Pattern::parse("graph"));
+  o.objective.graph = std::move(graph);
+  o.periods.clear();
+  const mpi::Communicator borrowed(comm, mpi::Ownership::kBorrow);
+  return relabel_comm(comm, Grid({borrowed.size()}), o);
+}
+
+std::shared_ptr<const TrafficGraph> gather_graph(MPI_Comm raw, const std::vector<int>& partners,
+                                                 const std::vector<double>& weights) {
+  const mpi::Communicator borrowed(raw, mpi::Ownership::kBorrow);
+  const mpi::Communicator comm = borrowed.dup();
+  const int p = comm.size();
+  const int me = comm.rank();
+  agree(comm, capture([&] {
+          if (!weights.empty() && weights.size() != partners.size()) {
+            throw std::invalid_argument(std::to_string(partners.size()) + " partners but " +
+                                        std::to_string(weights.size()) + " weights");
+          }
+          for (std::size_t i = 0; i < partners.size(); ++i) {
+            if (partners[i] < 0 || partners[i] >= p || partners[i] == me) {
+              throw std::invalid_argument("partner " + std::to_string(partners[i]) +
+                                          " is not another rank of the " + std::to_string(p) +
+                                          "-rank communicator");
+            }
+            if (!weights.empty() && (!(weights[i] >= 0) || !std::isfinite(weights[i]))) {
+              throw std::invalid_argument("the weight to partner " + std::to_string(partners[i]) +
+                                          " is not finite and >= 0");
+            }
+          }
+        }));
+  // Every rank's (partner, weight) pairs, in rank order.
+  const int mine = static_cast<int>(partners.size());
+  std::vector<int> counts(static_cast<std::size_t>(p), 0);
+  mpi::check(MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm.get()),
+             "MPI_Allgather");
+  std::vector<int> displs(static_cast<std::size_t>(p), 0);
+  long long total = 0;
+  for (int r = 0; r < p; ++r) {
+    displs[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  agree(comm, total > 1 << 30 ? "over 2^30 edges declared in all" : "");
+  std::vector<int> all_partners(static_cast<std::size_t>(total));
+  std::vector<double> all_weights(static_cast<std::size_t>(total));
+  std::vector<double> my_weights = weights;
+  if (my_weights.empty()) my_weights.assign(partners.size(), 1.0);
+  mpi::check(MPI_Allgatherv(partners.data(), mine, MPI_INT, all_partners.data(), counts.data(),
+                            displs.data(), MPI_INT, comm.get()),
+             "MPI_Allgatherv");
+  mpi::check(MPI_Allgatherv(my_weights.data(), mine, MPI_DOUBLE, all_weights.data(), counts.data(),
+                            displs.data(), MPI_DOUBLE, comm.get()),
+             "MPI_Allgatherv");
+  std::vector<WeightedEdge> edges;
+  edges.reserve(static_cast<std::size_t>(total));
+  for (int r = 0; r < p; ++r) {
+    for (int i = displs[r]; i < displs[r] + counts[r]; ++i) {
+      edges.push_back(
+          {r, all_partners[static_cast<std::size_t>(i)], all_weights[static_cast<std::size_t>(i)]});
+    }
+  }
+  std::shared_ptr<const TrafficGraph> graph;
+  agree(comm, capture([&] { graph = std::make_shared<const TrafficGraph>(p, std::move(edges)); }));
+  return graph;
 }
 
 }  // namespace rankshape

@@ -171,6 +171,30 @@ class ShapedComm {
 /// mpi::MpiError (MPI error class and text) when MPI fails.
 ShapedComm relabel_comm(MPI_Comm comm, const Grid& grid, const ShapeOptions& options = {});
 
+/// The same for any traffic: rank i of comm() takes the role of vertex i of
+/// graph (the program's rank i in the traffic it was recorded or declared
+/// with), placed so that heavy edges sit on cheap links (the "graph"
+/// pattern; options.objective's text "cost" or "total" chooses how it is
+/// judged, its pattern is ignored). comm() carries a distributed graph
+/// topology with vertex i's neighbours (MPI_Dist_graph_neighbors, neighbour
+/// collectives) and the edges' weights scaled to int (none under SMPI,
+/// which has no distributed graphs); grid() is 1-D, p
+/// positions, and there are no fibres. Every rank must pass the same graph
+/// (checked). Throws as relabel_comm() does, and std::invalid_argument when
+/// the graph's vertices are not comm's ranks.
+ShapedComm relabel_graph_comm(MPI_Comm comm, std::shared_ptr<const TrafficGraph> graph,
+                              const ShapeOptions& options = {});
+
+/// Collective over comm: the traffic graph of the edges every rank declares
+/// for itself (rank r: an edge to each of partners, weighing weights[i];
+/// weights empty: 1 each), the same on every rank. An edge declared by both
+/// ends counts twice, as traffic both ways does. Throws
+/// std::invalid_argument on every rank if any rank names a partner outside
+/// comm or itself, a weight that is negative or not finite, or weights of
+/// another count.
+std::shared_ptr<const TrafficGraph> gather_graph(MPI_Comm comm, const std::vector<int>& partners,
+                                                 const std::vector<double>& weights = {});
+
 /// Collective over comm: steps (1) and (2) of relabel_comm() (the cost
 /// options checked and agreed on, then the costs), the same on every rank.
 /// Throws as relabel_comm() does.

@@ -91,6 +91,49 @@ int main(int argc, char** argv) {
     check(up == coords[0] * cart_dims[1] + (coords[1] + 1) % cart_dims[1], "shift wraps", rank);
     rankshape_free(&shape);
   }
+  /* Any traffic: a ring, each rank sending to the next. The shaped
+   * communicator has a graph topology: rank i's neighbours are vertex i's,
+   * the ranks before and after it, whichever process now holds rank i. */
+  options.pattern = NULL;
+  int next = (rank + 1) % size;
+  double bytes = 1e6;
+  status = rankshape_relabel_graph_comm(MPI_COMM_WORLD, size > 1 ? 1 : 0, &next, &bytes, &options,
+                                        &shape);
+  check(status == RANKSHAPE_OK, "a traffic graph relabels", rank);
+  if (status == RANKSHAPE_OK) {
+    MPI_Comm ring = rankshape_comm(shape);
+    int me = -1, in = -1, out = -1, weighted = 0;
+    MPI_Comm_rank(ring, &me);
+    check(rankshape_old_rank(shape, me) == rank, "graph translation", rank);
+#ifndef SMPI_H /* SimGrid 3.32 has no distributed graphs: no topology there */
+    MPI_Dist_graph_neighbors_count(ring, &in, &out, &weighted);
+    int want = size == 1 ? 0 : size == 2 ? 1 : 2;
+    check(in == want && out == want, "vertex i has the ring's neighbours", rank);
+    if (want > 0) {
+      int sources[2], source_weights[2], destinations[2], destination_weights[2];
+      MPI_Dist_graph_neighbors(ring, in, sources, source_weights, out, destinations,
+                               destination_weights);
+      int before = (me + size - 1) % size, after = (me + 1) % size;
+      check(sources[0] == (before < after ? before : after) &&
+                sources[want - 1] == (before < after ? after : before),
+            "the neighbours are the ring's", rank);
+      /* Each neighbour sends its new rank: what arrives names the sources. */
+      int received[2] = {-1, -1};
+      int mine[2] = {me, me};
+      MPI_Neighbor_alltoall(mine, 1, MPI_INT, received, 1, MPI_INT, ring);
+      check(received[0] == sources[0] && received[want - 1] == sources[want - 1],
+            "a neighbour alltoall reaches the ring's neighbours", rank);
+    }
+#else
+    (void)in, (void)out, (void)weighted;
+#endif
+    rankshape_free(&shape);
+  }
+  int self = rank;
+  status = rankshape_relabel_graph_comm(MPI_COMM_WORLD, 1, &self, NULL, &options, &shape);
+  check(status == RANKSHAPE_ERR_ARG && strstr(rankshape_last_error(), "not another rank") != NULL,
+        "a rank that names itself is refused on every rank", rank);
+
   /* A bad pattern: the same error on every rank, naming it. */
   options.pattern = "stencil:sideways";
   status = rankshape_relabel_comm(MPI_COMM_WORLD, 2, dims, &options, &shape);
