@@ -46,4 +46,38 @@ void* c_buffer(void* buffer) {
   return buffer;
 }
 
+const int* c_weights(const MPI_Fint* weights) {
+  struct Sentinels {
+    std::vector<const void*> unweighted, empty;
+    const void* const* mpich_unweighted = nullptr;
+    const void* const* mpich_empty = nullptr;
+  };
+  static const Sentinels s = [] {
+    Sentinels t;
+    for (const char* name :
+         {"mpi_fortran_unweighted_", "mpi_fortran_unweighted", "mpi_fortran_unweighted__",
+          "MPI_FORTRAN_UNWEIGHTED", "__mpi_f08_link_constants_MOD_mpi_unweighted"}) {
+      if (const void* p = symbol(name)) t.unweighted.push_back(p);
+    }
+    for (const char* name :
+         {"mpi_fortran_weights_empty_", "mpi_fortran_weights_empty", "mpi_fortran_weights_empty__",
+          "MPI_FORTRAN_WEIGHTS_EMPTY", "__mpi_f08_link_constants_MOD_mpi_weights_empty"}) {
+      if (const void* p = symbol(name)) t.empty.push_back(p);
+    }
+    t.mpich_unweighted = static_cast<const void* const*>(symbol("MPIR_F_MPI_UNWEIGHTED"));
+    t.mpich_empty = static_cast<const void* const*>(symbol("MPIR_F_MPI_WEIGHTS_EMPTY"));
+    return t;
+  }();
+  const void* w = weights;
+  for (const void* p : s.unweighted) {
+    if (w == p) return MPI_UNWEIGHTED;
+  }
+  if (s.mpich_unweighted != nullptr && *s.mpich_unweighted == w) return MPI_UNWEIGHTED;
+  for (const void* p : s.empty) {
+    if (w == p) return MPI_WEIGHTS_EMPTY;
+  }
+  if (s.mpich_empty != nullptr && *s.mpich_empty == w) return MPI_WEIGHTS_EMPTY;
+  return weights;
+}
+
 }  // namespace rankshape::mpi
