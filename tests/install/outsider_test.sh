@@ -13,6 +13,10 @@
 #     mpi_f08) with mpif90 $(pkg-config ... rankshape-fortran);
 #   - unmodified C and Fortran (use mpi, use mpi_f08) stencil programs with
 #     the prefix's librankshape_cart.so preloaded;
+#   - unmodified Fortran (use mpi, use mpi_f08) programs with graph
+#     topologies, the prefix's librankshape_graph.so preloaded: heavy pairs
+#     {0,1} {2,3} land on one node each, neighbours and weights follow the
+#     vertex, MPI_UNWEIGHTED stays unweighted;
 #   - the nine collectives from Fortran (use mpi, use mpi_f08) with
 #     librankshape_coll.so preloaded;
 #   - librankshape_profile.so preloaded into the Fortran (use mpi_f08)
@@ -145,6 +149,31 @@ for v in mpi f08; do
     else
       fail "$f without the drop-in"; cat "$work/$f.plain" >&2
     fi
+  fi
+done
+
+# The graph drop-ins from Fortran: world ranks {0,2} and {1,3} share
+# nodes, so vertices {0,1} and {2,3} (the heavy pairs) must each get two
+# world ranks of one parity; without the drop-in MPI keeps the job's order.
+for v in mpi f08; do
+  f=graph_program_$v flags=(-cpp)
+  [ $v = mpi ] || flags+=(-DF08)
+  build "$f" "$fc" -Wall "${flags[@]}" "$repo/tests/install/graph_program.F90" -o "$work/$f" ||
+    continue
+  if launch 4 LD_PRELOAD="$prefix/lib/librankshape_graph.so" RANKSHAPE_COSTS="$costs" -- \
+    "$work/$f" >"$work/$f.out" 2>&1 && grep -q "^checks ok" "$work/$f.out" &&
+    awk '$1 == "world" { parity[$4] = $2 % 2 }
+      END { exit !(length(parity) == 4 && parity[0] == parity[1] && parity[2] == parity[3]) }' \
+      "$work/$f.out"; then
+    echo "ok ($mpi): $f preloaded: heavy pairs on one node, neighbours follow the vertex"
+  else
+    fail "$f preloaded"; cat "$work/$f.out" >&2
+  fi
+  if launch 4 -- "$work/$f" >"$work/$f.plain" 2>&1 && grep -q "^checks ok" "$work/$f.plain" &&
+    [ "$(awk '$1 == "world" && $2 != $4' "$work/$f.plain" | wc -l)" -eq 0 ]; then
+    echo "ok ($mpi): $f without the drop-in: graph rank = world rank"
+  else
+    fail "$f without the drop-in"; cat "$work/$f.plain" >&2
   fi
 done
 
