@@ -2,12 +2,15 @@
 # The offline path end to end: measure (ranks bound to cores) -> relabel
 # --placement --rankfile -> the launcher starts an application with that
 # file, and every application rank runs on the host and core the labelling
-# gives it (new rank i where old rank perm[i] was measured).
-#   offline_test.sh LAUNCHER MEASURE RELABEL WHEREAMI
+# gives it (new rank i where old rank perm[i] was measured). Both for a
+# grid (--grid 2x2) and for traffic: the unmodified application is first
+# profiled (librankshape_profile.so preloaded), relabelled by its traffic
+# (--traffic), then started again from the file.
+#   offline_test.sh LAUNCHER MEASURE RELABEL WHEREAMI PROFILER
 set -u
 # The sanitizers' settings for the ranks, under --config=sanitize.
 source tools/sanitizer_env.sh
-launcher=$1 measure=$2 relabel=$3 whereami=$4
+launcher=$1 measure=$2 relabel=$3 whereami=$4 profiler=$(realpath "$5")
 np=4
 failures=0
 fail() {
@@ -41,10 +44,10 @@ expected() {  # PERM
     "$dir/m/placement.txt" "$1"
 }
 
-check() {  # NAME FORMAT [RELABEL ARGS...]
+check() {  # NAME FORMAT RELABEL ARGS...
   local name=$1 format=$2
   shift 2
-  "$relabel" --costs "$dir/m/costs.txt" --placement "$dir/m/placement.txt" --grid 2x2 \
+  "$relabel" --costs "$dir/m/costs.txt" --placement "$dir/m/placement.txt" \
     --perm "$dir/$name.perm" --rankfile "$dir/$name.launch" --launcher "$format" "$@" \
     >"$dir/$name.out" || { fail "$name: relabel"; return; }
   local command
@@ -68,8 +71,23 @@ check() {  # NAME FORMAT [RELABEL ARGS...]
 }
 
 # A random labelling moves ranks between cores for sure; auto is the default.
-check "$launcher-random" "$launcher" --algorithm random --seed 5
-check "$launcher-auto" "$launcher"
+check "$launcher-random" "$launcher" --grid 2x2 --algorithm random --seed 5
+check "$launcher-auto" "$launcher" --grid 2x2
+
+# Profile once, relabel by the traffic, start again from the rankfile.
+case $launcher in
+  openmpi) profile_env=(-x LD_PRELOAD="$profiler" -x RANKSHAPE_PROFILE_OUT="$dir/app.traffic") ;;
+  mpich) profile_env=(-genv LD_PRELOAD "$profiler" -genv RANKSHAPE_PROFILE_OUT "$dir/app.traffic") ;;
+esac
+if timeout 60 "${run[@]}" "${bind[@]}" "${profile_env[@]}" -n $np "$whereami" \
+  >"$dir/profiled.out" 2>&1 && grep -q "^ranks $np$" "$dir/app.traffic"; then
+  check "$launcher-traffic-random" "$launcher" --traffic "$dir/app.traffic" --algorithm random \
+    --seed 5
+  check "$launcher-traffic-auto" "$launcher" --traffic "$dir/app.traffic"
+else
+  cat "$dir/profiled.out"
+  fail "profiling the application"
+fi
 # The check above tells perm from its inverse only if they differ.
 if ! awk '!/^#/ { perm[n++] = $1 } END { for (i = 0; i < n; ++i) if (perm[perm[i]] != i) exit 0; exit 1 }' \
   "$dir/$launcher-random.perm"; then
