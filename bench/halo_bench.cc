@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/sim_buffer.h"
 #include "cmd/mpi_main.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
@@ -42,28 +43,7 @@ namespace {
 
 using namespace rankshape;
 
-// One buffer of `bytes`, shared by all simulated ranks under SMPI.
-struct Buffer {
-  explicit Buffer(std::size_t bytes) : size(bytes) {
-#ifdef SMPI_H
-    data = static_cast<char*>(SMPI_SHARED_MALLOC(bytes == 0 ? 1 : bytes));
-#else
-    data = static_cast<char*>(std::malloc(bytes == 0 ? 1 : bytes));
-#endif
-    if (data == nullptr) throw std::runtime_error("out of memory for a halo buffer");
-  }
-  ~Buffer() {
-#ifdef SMPI_H
-    SMPI_SHARED_FREE(data);
-#else
-    std::free(data);
-#endif
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  char* data = nullptr;
-  std::size_t size = 0;
-};
+using bench::Buffer;
 
 struct Args {
   std::string grid, pattern = "stencil", out;

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "lib/relabel/groups.h"
 #include "lib/relabel/search.h"
@@ -17,6 +18,11 @@ namespace {
 // Largest sum of edge weights handed to METIS, whose indices and weights
 // are 32-bit: weights are scaled down to fit (each at least 1).
 constexpr double kMetisWeightBudget = 1 << 30;
+// Seeds tried per split, each with k-way and recursive bisection, loose
+// and tight, heavy-edge and random matching.
+constexpr int kMetisSeeds = 1;
+// Neighbours per vertex that refine_boundaries() considers (the heaviest).
+constexpr std::size_t kBoundaryNeighbours = 8;
 
 // The levels that nest: every group of a level lies inside one group of
 // the next level up; a level that does not is dropped with those above it.
@@ -53,11 +59,115 @@ class Mapper {
     std::vector<int> vertices(static_cast<std::size_t>(graph_.vertices()));
     std::iota(vertices.begin(), vertices.end(), 0);
     std::vector<int> slots = vertices;
-    place(vertices, slots, static_cast<int>(levels_.size()) - 1);
+    if (!(options_.bottom_up && bottom_up(vertices))) {
+      place(vertices, slots, static_cast<int>(levels_.size()) - 1);
+    }
     return Labelling(std::move(perm_));
   }
 
  private:
+  // Bottom-up: the vertices into parts of a finest group's size, those
+  // parts (the quotient graph's vertices) into groups of the next level's
+  // size, and so on; then the parts go to the machine's groups top-down by
+  // the objective (assign()). False, and nothing done, unless every level's
+  // groups are equal.
+  bool bottom_up(const std::vector<int>& all) {
+    const std::size_t levels = levels_.size();
+    if (levels == 0) return false;
+    // phys[l][g]: the ranks of group g of level l, groups in order of first rank.
+    std::vector<std::vector<std::vector<int>>> phys(levels);
+    for (std::size_t l = 0; l < levels; ++l) {
+      std::map<int, int> index_of;
+      for (int r : all) {
+        const auto [it, fresh] = index_of.emplace(levels_[l][static_cast<std::size_t>(r)],
+                                                  static_cast<int>(phys[l].size()));
+        if (fresh) phys[l].emplace_back();
+        phys[l][static_cast<std::size_t>(it->second)].push_back(r);
+      }
+      for (const auto& g : phys[l]) {
+        if (g.size() != phys[l][0].size()) return false;
+      }
+      if (l > 0 && phys[l - 1].size() % phys[l].size() != 0) return false;
+    }
+    // virt[l][g]: the vertices of virtual group g of level l; kids[l][g]:
+    // its groups of level l - 1.
+    std::vector<std::vector<std::vector<int>>> virt(levels), kids(levels);
+    virt[0] = split(graph_, all,
+                    std::vector<int>(phys[0].size(), static_cast<int>(phys[0][0].size())), 0);
+    for (std::size_t l = 1; l < levels; ++l) {
+      const int below = static_cast<int>(virt[l - 1].size());
+      std::vector<int> part_of(static_cast<std::size_t>(graph_.vertices()));
+      for (int g = 0; g < below; ++g) {
+        for (int v : virt[l - 1][static_cast<std::size_t>(g)])
+          part_of[static_cast<std::size_t>(v)] = g;
+      }
+      std::vector<WeightedEdge> edges;
+      for (int v : all) {
+        for (std::size_t e = graph_.begin(v); e < graph_.end(v); ++e) {
+          const int a = part_of[static_cast<std::size_t>(v)];
+          const int b = part_of[static_cast<std::size_t>(graph_.neighbour(e))];
+          if (a < b) edges.push_back({a, b, graph_.weight(e)});
+        }
+      }
+      const TrafficGraph quotient(below, std::move(edges));
+      std::vector<int> items(static_cast<std::size_t>(below));
+      std::iota(items.begin(), items.end(), 0);
+      const int groups = static_cast<int>(phys[l].size());
+      kids[l] =
+          split(quotient, items, std::vector<int>(static_cast<std::size_t>(groups), below / groups),
+                static_cast<int>(l));
+      for (const auto& members : kids[l]) {
+        std::vector<int> vertices;
+        for (int g : members) {
+          const auto& v = virt[l - 1][static_cast<std::size_t>(g)];
+          vertices.insert(vertices.end(), v.begin(), v.end());
+        }
+        virt[l].push_back(std::move(vertices));
+      }
+    }
+    // Top-down onto the machine.
+    const std::size_t top = levels - 1;
+    std::vector<int> everything(virt[top].size());
+    std::iota(everything.begin(), everything.end(), 0);
+    std::vector<int> physical(phys[top].size());
+    std::iota(physical.begin(), physical.end(), 0);
+    place_virtual(phys, virt, kids, top, everything, physical);
+    return true;
+  }
+
+  // Places the virtual groups `mine` of level l on the physical groups
+  // `theirs` of level l (as many), then their insides.
+  void place_virtual(const std::vector<std::vector<std::vector<int>>>& phys,
+                     const std::vector<std::vector<std::vector<int>>>& virt,
+                     const std::vector<std::vector<std::vector<int>>>& kids, std::size_t l,
+                     const std::vector<int>& mine, const std::vector<int>& theirs) {
+    std::vector<std::vector<int>> parts, groups;
+    for (int g : mine) parts.push_back(virt[l][static_cast<std::size_t>(g)]);
+    for (int g : theirs) groups.push_back(phys[l][static_cast<std::size_t>(g)]);
+    const std::vector<int> group_of_part = assign(parts, groups);
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      const int target = theirs[static_cast<std::size_t>(group_of_part[i])];
+      if (l == 0) {
+        std::vector<int> slots = phys[0][static_cast<std::size_t>(target)];
+        if (const auto* s = dynamic_cast<const StructuredCosts*>(&costs_)) order_by_core(*s, slots);
+        const auto& vertices = parts[i];
+        for (std::size_t k = 0; k < vertices.size(); ++k) {
+          perm_[static_cast<std::size_t>(vertices[k])] = OldRank(slots[k]);
+        }
+        continue;
+      }
+      // The physical groups of level l - 1 inside the target.
+      const int label =
+          levels_[l][static_cast<std::size_t>(phys[l][static_cast<std::size_t>(target)][0])];
+      std::vector<int> inside;
+      for (std::size_t g = 0; g < phys[l - 1].size(); ++g) {
+        if (levels_[l][static_cast<std::size_t>(phys[l - 1][g][0])] == label) {
+          inside.push_back(static_cast<int>(g));
+        }
+      }
+      place_virtual(phys, virt, kids, l - 1, kids[l][static_cast<std::size_t>(mine[i])], inside);
+    }
+  }
   // Places vertices on slots (old ranks, as many), splitting by level j and
   // the levels below it.
   void place(const std::vector<int>& vertices, std::vector<int> slots, int j) {
@@ -83,7 +193,7 @@ class Mapper {
     }
     std::vector<int> sizes;
     for (const auto& g : groups) sizes.push_back(static_cast<int>(g.size()));
-    std::vector<std::vector<int>> parts = split(vertices, sizes, j);
+    std::vector<std::vector<int>> parts = split(graph_, vertices, sizes, j);
     const std::vector<int> group_of_part = assign(parts, groups);
     for (std::size_t i = 0; i < parts.size(); ++i) {
       place(parts[i], groups[static_cast<std::size_t>(group_of_part[i])], j - 1);
@@ -92,28 +202,90 @@ class Mapper {
 
   // Splits vertices into parts of the given sizes, keeping heavy edges
   // inside parts.
-  std::vector<std::vector<int>> split(const std::vector<int>& vertices,
+  std::vector<std::vector<int>> split(const TrafficGraph& graph, const std::vector<int>& vertices,
                                       const std::vector<int>& sizes, int j) {
+    std::vector<std::vector<int>> direct = split_direct(graph, vertices, sizes, j);
+    // Many equal parts: also by recursive splits into a prime number of
+    // parts each (2 when it divides), every split exact. METIS's k-way
+    // into 256 parts of 16 leaves jagged blocks on a 64x64 mesh, and its
+    // recursive bisection repairs its imbalance only at the end.
+    const int k = static_cast<int>(sizes.size());
+    const bool equal =
+        std::all_of(sizes.begin(), sizes.end(), [&](int s) { return s == sizes[0]; });
+    if (k <= 2 || !equal || smallest_factor(k) == k) return direct;
+    std::vector<std::vector<int>> recursive;
+    split_recursive(graph, vertices, k, sizes[0], j, recursive);
+    return part_cut(graph, recursive) < part_cut(graph, direct) ? recursive : direct;
+  }
+
+  static int smallest_factor(int k) {
+    for (int f = 2; f * f <= k; ++f) {
+      if (k % f == 0) return f;
+    }
+    return k;
+  }
+
+  // Appends to out the k parts of `size` that recursive prime splits of
+  // vertices give.
+  void split_recursive(const TrafficGraph& graph, const std::vector<int>& vertices, int k, int size,
+                       int j, std::vector<std::vector<int>>& out) {
+    if (k == 1) {
+      out.push_back(vertices);
+      return;
+    }
+    const int f = smallest_factor(k);
+    for (const auto& part : split_direct(graph, vertices, std::vector<int>(f, size * (k / f)), j)) {
+      split_recursive(graph, part, k / f, size, j, out);
+    }
+  }
+
+  // The weight of the edges between different parts (each edge once).
+  static double part_cut(const TrafficGraph& graph, const std::vector<std::vector<int>>& parts) {
+    std::vector<int> part_of(static_cast<std::size_t>(graph.vertices()), -1);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      for (int v : parts[i]) part_of[static_cast<std::size_t>(v)] = static_cast<int>(i);
+    }
+    double cut = 0;
+    for (const auto& part : parts) {
+      for (int v : part) {
+        for (std::size_t e = graph.begin(v); e < graph.end(v); ++e) {
+          const int other = part_of[static_cast<std::size_t>(graph.neighbour(e))];
+          if (other >= 0 && other != part_of[static_cast<std::size_t>(v)]) cut += graph.weight(e);
+        }
+      }
+    }
+    return cut / 2;
+  }
+
+  // split() by one METIS call per attempt.
+  std::vector<std::vector<int>> split_direct(const TrafficGraph& graph,
+                                             const std::vector<int>& vertices,
+                                             const std::vector<int>& sizes, int j) {
     const int n = static_cast<int>(vertices.size());
     const int k = static_cast<int>(sizes.size());
-    for (int i = 0; i < n; ++i) local_of_[static_cast<std::size_t>(vertices[i])] = i;
+    // Positions in this split: the member array for the program's graph,
+    // a fresh one for a quotient graph.
+    std::vector<int> scratch;
+    if (&graph != &graph_) scratch.assign(static_cast<std::size_t>(graph.vertices()), -1);
+    std::vector<int>& local_of = &graph == &graph_ ? local_of_ : scratch;
+    for (int i = 0; i < n; ++i) local_of[static_cast<std::size_t>(vertices[i])] = i;
     std::vector<idx_t> xadj = {0}, adjncy, adjwgt;
     double total = 0;
     for (int v : vertices) {
-      for (std::size_t e = graph_.begin(v); e < graph_.end(v); ++e) {
-        if (local_of_[static_cast<std::size_t>(graph_.neighbour(e))] >= 0) {
-          total += static_cast<double>(graph_.units(e));
+      for (std::size_t e = graph.begin(v); e < graph.end(v); ++e) {
+        if (local_of[static_cast<std::size_t>(graph.neighbour(e))] >= 0) {
+          total += static_cast<double>(graph.units(e));
         }
       }
     }
     const double scale = total > kMetisWeightBudget ? kMetisWeightBudget / total : 1.0;
     for (int v : vertices) {
-      for (std::size_t e = graph_.begin(v); e < graph_.end(v); ++e) {
-        const int u = local_of_[static_cast<std::size_t>(graph_.neighbour(e))];
+      for (std::size_t e = graph.begin(v); e < graph.end(v); ++e) {
+        const int u = local_of[static_cast<std::size_t>(graph.neighbour(e))];
         if (u < 0) continue;
         adjncy.push_back(u);
         adjwgt.push_back(std::max<idx_t>(
-            1, static_cast<idx_t>(static_cast<double>(graph_.units(e)) * scale + 0.5)));
+            1, static_cast<idx_t>(static_cast<double>(graph.units(e)) * scale + 0.5)));
       }
       xadj.push_back(static_cast<idx_t>(adjncy.size()));
     }
@@ -129,30 +301,75 @@ class Mapper {
         ++filled;
       }
     } else {
-      idx_t nvtxs = n, ncon = 1, nparts = k, objval = 0;
-      std::vector<real_t> targets;
-      for (int s : sizes) targets.push_back(static_cast<real_t>(s) / static_cast<real_t>(n));
-      idx_t metis_options[METIS_NOPTIONS];
-      METIS_SetDefaultOptions(metis_options);
-      metis_options[METIS_OPTION_SEED] =
-          static_cast<idx_t>((options_.seed + static_cast<std::uint64_t>(j)) % 1000003);
-      std::vector<idx_t> result(static_cast<std::size_t>(n), 0);
-      const int status = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), nullptr,
-                                             nullptr, adjwgt.data(), &nparts, targets.data(),
-                                             nullptr, metis_options, &objval, result.data());
-      if (status != METIS_OK) {
-        throw std::runtime_error("METIS_PartGraphKway failed with status " +
-                                 std::to_string(status));
+      // METIS k-way and recursive bisection (often straighter cuts on
+      // meshes), with METIS's default imbalance (3%) and nearly none
+      // (0.1%: less for balance() to repair, but worse k-way cuts into many
+      // parts), coarsening by heavy edges and at random (heavy-edge
+      // matching never separates a heavy pair: on NPB FT at 64 ranks the
+      // best cut splits every heavy pair (2i, 2i+1) and keeps the columns
+      // whole), from kMetisSeeds seeds, each made exact; the one that cuts
+      // the least edge weight wins.
+      std::int64_t best_cut = -1;
+      for (int attempt = 0; attempt < 8 * kMetisSeeds; ++attempt) {
+        const bool recursive = attempt % 2 == 1;
+        const bool tight = attempt % 4 >= 2;
+        const bool random_matching = attempt % 8 >= 4;
+        std::vector<int> candidate =
+            metis_parts(xadj, adjncy, adjwgt, sizes, j + 101 * (attempt / 8), recursive, tight,
+                        random_matching);
+        balance(xadj, adjncy, adjwgt, sizes, candidate);
+        const std::int64_t cut = cut_weight(xadj, adjncy, adjwgt, candidate);
+        if (best_cut < 0 || cut < best_cut) {
+          best_cut = cut;
+          part = std::move(candidate);
+        }
       }
-      for (int i = 0; i < n; ++i) part[static_cast<std::size_t>(i)] = static_cast<int>(result[i]);
-      balance(xadj, adjncy, adjwgt, sizes, part);
     }
     std::vector<std::vector<int>> parts(static_cast<std::size_t>(k));
     for (int i = 0; i < n; ++i) {
       parts[static_cast<std::size_t>(part[static_cast<std::size_t>(i)])].push_back(vertices[i]);
     }
-    for (int v : vertices) local_of_[static_cast<std::size_t>(v)] = -1;
+    for (int v : vertices) local_of[static_cast<std::size_t>(v)] = -1;
     return parts;
+  }
+
+  // METIS's partition into parts of about the given sizes.
+  std::vector<int> metis_parts(std::vector<idx_t>& xadj, std::vector<idx_t>& adjncy,
+                               std::vector<idx_t>& adjwgt, const std::vector<int>& sizes, int j,
+                               bool recursive, bool tight, bool random_matching) const {
+    const int n = static_cast<int>(xadj.size()) - 1;
+    idx_t nvtxs = n, ncon = 1, nparts = static_cast<idx_t>(sizes.size()), objval = 0;
+    std::vector<real_t> targets;
+    for (int s : sizes) targets.push_back(static_cast<real_t>(s) / static_cast<real_t>(n));
+    idx_t metis_options[METIS_NOPTIONS];
+    METIS_SetDefaultOptions(metis_options);
+    metis_options[METIS_OPTION_SEED] =
+        static_cast<idx_t>((options_.seed + static_cast<std::uint64_t>(j)) % 1000003);
+    if (tight) metis_options[METIS_OPTION_UFACTOR] = 1;
+    if (random_matching) metis_options[METIS_OPTION_CTYPE] = METIS_CTYPE_RM;
+    std::vector<idx_t> result(static_cast<std::size_t>(n), 0);
+    const auto call = recursive ? METIS_PartGraphRecursive : METIS_PartGraphKway;
+    const int status =
+        call(&nvtxs, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr, adjwgt.data(), &nparts,
+             targets.data(), nullptr, metis_options, &objval, result.data());
+    if (status != METIS_OK) {
+      throw std::runtime_error(
+          std::string(recursive ? "METIS_PartGraphRecursive" : "METIS_PartGraphKway") +
+          " failed with status " + std::to_string(status));
+    }
+    return std::vector<int>(result.begin(), result.end());
+  }
+
+  // The weight of the edges between parts (each edge once).
+  static std::int64_t cut_weight(const std::vector<idx_t>& xadj, const std::vector<idx_t>& adjncy,
+                                 const std::vector<idx_t>& adjwgt, const std::vector<int>& part) {
+    std::int64_t cut = 0;
+    for (std::size_t v = 0; v + 1 < xadj.size(); ++v) {
+      for (idx_t e = xadj[v]; e < xadj[v + 1]; ++e) {
+        if (part[static_cast<std::size_t>(adjncy[e])] != part[v]) cut += adjwgt[e];
+      }
+    }
+    return cut / 2;
   }
 
   // Makes every part exactly its size: vertices of overfull parts move to
@@ -266,7 +483,80 @@ class Mapper {
   std::vector<OldRank> perm_;
 };
 
+// The heaviest neighbours of every vertex, at most k each, heaviest first.
+std::vector<std::vector<int>> heaviest_neighbours(const TrafficGraph& graph, std::size_t k) {
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(graph.vertices()));
+  std::vector<std::pair<std::int64_t, int>> row;
+  for (int x = 0; x < graph.vertices(); ++x) {
+    row.clear();
+    for (std::size_t i = graph.begin(x); i < graph.end(x); ++i) {
+      row.emplace_back(-graph.units(i), graph.neighbour(i));
+    }
+    const std::size_t keep = std::min(k, row.size());
+    std::partial_sort(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(keep), row.end());
+    for (std::size_t i = 0; i < keep; ++i)
+      out[static_cast<std::size_t>(x)].push_back(row[i].second);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::int64_t refine_boundaries(IncrementalObjective& state, const std::vector<int>& node_of,
+                               const Deadline& deadline, int passes) {
+  const TrafficGraph& graph = *state.spec().graph;
+  const int p = graph.vertices();
+  const std::vector<std::vector<int>> near = heaviest_neighbours(graph, kBoundaryNeighbours);
+  const auto node_at = [&](int x) { return node_of[state.labelling().old_of(NewRank(x)).value()]; };
+  // True if one of x's heaviest neighbours is on node n.
+  const auto talks_to = [&](int x, int n) {
+    for (int y : near[static_cast<std::size_t>(x)]) {
+      if (node_at(y) == n) return true;
+    }
+    return false;
+  };
+  std::int64_t moves = 0;
+  std::vector<int> candidates;
+  for (int pass = 0; pass < passes; ++pass) {
+    bool improved = false;
+    // Every vertex's best swap with a vertex of another node that one of
+    // its neighbours is on (one of its neighbours, or a neighbour of one),
+    // then the swaps in order of gain, each checked again before it is
+    // made, and none touching a vertex moved in this pass: the largest
+    // gains first, so that a jagged boundary is straightened, not shifted.
+    std::vector<std::tuple<double, int, int>> swaps;  // (-gain, x, w)
+    for (int x = 0; x < p && !deadline.passed(); ++x) {
+      ObjectiveValue best = state.value();
+      int chosen = -1;
+      for (int via : near[static_cast<std::size_t>(x)]) {
+        candidates.assign(1, via);
+        const auto& two_hops = near[static_cast<std::size_t>(via)];
+        candidates.insert(candidates.end(), two_hops.begin(), two_hops.end());
+        for (int w : candidates) {
+          if (w == x || node_at(w) == node_at(x) || !talks_to(x, node_at(w))) continue;
+          const ObjectiveValue v = state.value_after_swap(NewRank(x), NewRank(w));
+          if (improves(v, best)) {
+            best = v;
+            chosen = w;
+          }
+        }
+      }
+      if (chosen >= 0) swaps.emplace_back(best.primary - state.value().primary, x, chosen);
+    }
+    std::sort(swaps.begin(), swaps.end());
+    std::vector<char> moved(static_cast<std::size_t>(p), 0);
+    for (const auto& [gain, x, w] : swaps) {
+      if (moved[static_cast<std::size_t>(x)] || moved[static_cast<std::size_t>(w)]) continue;
+      if (!improves(state.value_after_swap(NewRank(x), NewRank(w)), state.value())) continue;
+      state.apply_swap(NewRank(x), NewRank(w));
+      moved[static_cast<std::size_t>(x)] = moved[static_cast<std::size_t>(w)] = 1;
+      ++moves;
+      improved = true;
+    }
+    if (!improved || deadline.passed()) break;
+  }
+  return moves;
+}
 
 Labelling graph_map(const Costs& costs, const TrafficGraph& graph,
                     const std::vector<std::vector<int>>& levels, const GraphMapOptions& options,

@@ -32,6 +32,13 @@ struct GraphMapOptions {
   /// Step 2: assign parts to groups by the objective. Without it part i
   /// goes to group i (the plain METIS mapping, a peer baseline).
   bool assign_parts = true;
+  /// Bottom-up instead of top-down, where every level's groups are equal:
+  /// the vertices into parts of a node's size first, those parts into
+  /// groups of a rack's size (METIS on the quotient graph), and so on; then
+  /// steps 2 and 3 from the top. On a 32x32 mesh over 8 racks of 8 nodes of
+  /// 16 this finds the 4x4 blocks per node and 8x16 per rack that a
+  /// top-down split's jagged rack boundaries miss.
+  bool bottom_up = false;
 };
 
 /// The labelling: position (graph vertex) x runs on old rank perm[x].
@@ -41,6 +48,18 @@ struct GraphMapOptions {
 Labelling graph_map(const Costs& costs, const TrafficGraph& graph,
                     const std::vector<std::vector<int>>& levels, const GraphMapOptions& options,
                     const Deadline& deadline);
+
+/// Boundary refinement on the full objective (state's pattern must be a
+/// graph): for every vertex x, the swaps of x with a vertex among its
+/// heaviest neighbours and theirs that sits on another node one of x's
+/// neighbours is on (node_of: node of every old rank); each vertex's best
+/// swap is kept, and the kept swaps are made in order of gain (each checked
+/// again, none touching a vertex already moved in the sweep). Up to `passes` sweeps, fewer when one
+/// changes nothing. Catches what random hill-climbing misses: on a mesh,
+/// the swaps that straighten a jagged boundary between two nodes pair two
+/// boundary vertices. Returns the moves applied.
+std::int64_t refine_boundaries(IncrementalObjective& state, const std::vector<int>& node_of,
+                               const Deadline& deadline, int passes);
 
 }  // namespace rankshape
 

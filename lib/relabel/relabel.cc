@@ -313,8 +313,11 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
 // A traffic graph's hill-climbing after graph_map(): candidates per rank at
 // most (METIS does not see the costs inside a node; the climb does).
 constexpr std::int64_t kGraphRefineEvaluationsPerRank = 20;
+// Sweeps of boundary refinement after graph_map().
+constexpr int kBoundaryPasses = 8;
 
-// graph_map() from `starts` seeds, the best refined by hill-climbing.
+// graph_map() top-down and bottom-up from `starts` seeds, the best refined
+// along the nodes' boundaries and by hill-climbing.
 Labelling map_graph(const Costs& costs, const RelabelOptions& o, int starts,
                     const Deadline& deadline, SplitMix64& rng, SearchStats& stats,
                     const std::function<void(const std::string&)>& say, std::string& from) {
@@ -326,24 +329,34 @@ Labelling map_graph(const Costs& costs, const RelabelOptions& o, int starts,
   from = "identity";
   int done = 0;
   for (int s = 0; s < starts && !(done > 0 && deadline.passed()); ++s, ++done) {
-    GraphMapOptions options;
-    options.seed = o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s);
-    Labelling l = graph_map(costs, graph, o.levels, options, deadline);
-    const ObjectiveValue v = chooser.value(l);
-    const std::string what =
-        "graph map start " + std::to_string(s + 1) + "/" + std::to_string(starts);
-    if (improves(v, best_value)) {
-      best = std::move(l);
-      best_value = v;
-      from = what;
+    for (const bool bottom_up : {false, true}) {
+      GraphMapOptions options;
+      options.seed = o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s);
+      options.bottom_up = bottom_up;
+      Labelling l = graph_map(costs, graph, o.levels, options, deadline);
+      const ObjectiveValue v = chooser.value(l);
+      const std::string what = std::string("graph map ") + (bottom_up ? "bottom-up" : "top-down") +
+                               " start " + std::to_string(s + 1) + "/" + std::to_string(starts);
+      if (improves(v, best_value)) {
+        best = std::move(l);
+        best_value = v;
+        from = what;
+      }
+      char line_text[160];
+      std::snprintf(line_text, sizeof line_text, "%s: objective %.6g (best so far %.6g)",
+                    what.c_str(), v.primary, best_value.primary);
+      say(line_text);
     }
-    char line_text[160];
-    std::snprintf(line_text, sizeof line_text, "%s: objective %.6g (best so far %.6g)",
-                  what.c_str(), v.primary, best_value.primary);
-    say(line_text);
   }
   if (done < starts) stats.time_limited = true;
   IncrementalObjective state(costs, line, std::move(best), o.objective);
+  // Boundaries between nodes first (the levels known, else those found in
+  // the costs), then random hill-climbing.
+  std::vector<int> node_of = o.levels.empty() ? std::vector<int>() : o.levels[0];
+  if (node_of.empty() && o.objective.links && !o.objective.links->empty()) {
+    node_of = o.objective.links->front().group_of;
+  }
+  if (!node_of.empty()) stats.moves += refine_boundaries(state, node_of, deadline, kBoundaryPasses);
   const SearchStats refined =
       hill_climb(state, deadline, rng, hints_for(costs, o), 0,
                  kGraphRefineEvaluationsPerRank * static_cast<std::int64_t>(costs.size()));

@@ -219,9 +219,18 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
   std::vector<SCOTCH_Num> verts = {0}, edges, weights;
   if (const TrafficGraph* graph = guest.graph) {
     if (graph->vertices() != p) throw std::invalid_argument("scotch_map: size mismatch");
-    // Scotch sums weights in SCOTCH_Num: scale them to 2^30 in all.
-    const double total = 2 * static_cast<double>(graph->total_weight() / graph->unit_weight());
-    const double scale = total > 1073741824.0 ? 1073741824.0 / total : 1.0;
+    // Scotch's mapping costs are weight times distance sums in SCOTCH_Num
+    // (32 bits here): the heaviest edge weighs 1,024, the others in
+    // proportion (at least 1). Larger weights overflow: at 1,024 ranks with
+    // weights summing to 2^30, Scotch returned mappings worse than the
+    // job's order, or crashed.
+    std::int64_t heaviest = 1;
+    for (int x = 0; x < p; ++x) {
+      for (std::size_t e = graph->begin(x); e < graph->end(x); ++e) {
+        heaviest = std::max(heaviest, graph->units(e));
+      }
+    }
+    const double scale = 1024.0 / static_cast<double>(heaviest);
     for (int x = 0; x < p; ++x) {
       for (std::size_t e = graph->begin(x); e < graph->end(x); ++e) {
         edges.push_back(graph->neighbour(e));

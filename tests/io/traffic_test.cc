@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -63,6 +65,24 @@ TEST(TrafficTest, GraphWeighsBytesAndMessages) {
   EXPECT_EQ(traffic_graph(t, 0).edges(), 1);  // messages of no weight: no edge
   EXPECT_EQ(traffic_graph(t).weight(traffic_graph(t).begin(0)), 400 + 4 * kDefaultBytesPerMessage);
   EXPECT_THROW(traffic_graph(t, -1), std::invalid_argument);
+}
+
+// The bundled profiles of mini-apps (data/traffic) read, with the rank
+// count their names say, and every rank talks.
+TEST(TrafficTest, BundledProfilesRead) {
+  const std::vector<std::pair<std::string, std::vector<int>>> apps = {
+      {"cg", {16, 32, 64, 128, 256}},   {"ft", {16, 32, 64, 128, 256}},
+      {"hpcg", {16, 32, 64, 128, 256}}, {"lulesh", {8, 27, 64, 125, 216}},
+      {"minife", {16, 32, 64, 128, 256}}};
+  for (const auto& [app, sizes] : apps) {
+    for (int p : sizes) {
+      const std::string path = "data/traffic/" + app + "-" + std::to_string(p) + ".traffic";
+      const Traffic t = read_traffic({path}, p);
+      std::vector<int> talks(static_cast<std::size_t>(p), 0);
+      for (const TrafficPair& pair : t.pairs) talks[pair.a] = talks[pair.b] = 1;
+      EXPECT_EQ(std::count(talks.begin(), talks.end(), 1), p) << path;
+    }
+  }
 }
 
 TEST(TrafficTest, WritesWhatItReads) {

@@ -150,6 +150,74 @@ TEST(GraphRelabelTest, EveryGraphAlgorithmGivesAValidLabelling) {
   }
 }
 
+// A 2-D mesh of rows x cols, unit weights, row-major vertices.
+std::shared_ptr<const TrafficGraph> mesh(int rows, int cols) {
+  std::vector<WeightedEdge> edges;
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      if (c + 1 < cols) edges.push_back({r * cols + c, r * cols + c + 1, 1});
+      if (r + 1 < rows) edges.push_back({r * cols + c, (r + 1) * cols + c, 1});
+    }
+  }
+  return std::make_shared<const TrafficGraph>(rows * cols, std::move(edges));
+}
+
+// 32x32 on 8 racks of 8 nodes of 16: 4x4 blocks per node, 8x16 per rack,
+// the least any mapping can cut (448 edges across nodes, 128 across racks,
+// what VieM and TreeMatch reach too). A top-down split leaves jagged rack
+// boundaries; bottom-up finds it.
+TEST(GraphRelabelTest, MeshGetsBlocksPerNodeAndRack) {
+  const SyntheticMachine machine = generate_machine(machine_shape(8, 8, 1, 16));
+  const RelabelResult r = relabel(machine.costs, Grid({1024}), graph_options(mesh(32, 32), "auto"));
+  ASSERT_TRUE(r.after.graph);
+  EXPECT_EQ(r.after.graph->levels[0].crossing_pairs, 448);
+  EXPECT_EQ(r.after.graph->levels[1].crossing_pairs, 128);
+}
+
+// NPB FT's traffic at 64 ranks, as profiled: heavy pairs (2i, 2i+1), light
+// all-to-all among the even and among the odd ranks. On 2 racks of 2
+// nodes of 16 the best layout splits every heavy pair across the racks and
+// keeps each half whole; coarsening by heavy edges alone never can.
+TEST(GraphRelabelTest, HeavyPairsThatShouldSplitDo) {
+  std::vector<WeightedEdge> edges;
+  for (int a = 0; a < 64; ++a) {
+    if (a % 2 == 0) edges.push_back({a, a + 1, 1.16e6});
+    for (int b = a + 2; b < 64; b += 2) edges.push_back({a, b, 1.31e5});
+  }
+  const auto graph = std::make_shared<const TrafficGraph>(64, std::move(edges));
+  const SyntheticMachine machine = generate_machine(machine_shape(2, 2, 1, 16));
+  std::vector<OldRank> halves;  // evens on rack 0 (ranks 0-31), odds on rack 1
+  for (int v = 0; v < 64; ++v) halves.emplace_back(v / 2 + (v % 2) * 32);
+  const ObjectiveSpec spec = graph_options(graph, "auto").objective;
+  const double planted = evaluate(machine.costs, Grid({64}), Labelling(halves), spec).value.primary;
+  const RelabelResult r = relabel(machine.costs, Grid({64}), graph_options(graph, "auto"));
+  EXPECT_LE(r.after.value.primary, planted * (1 + 1e-12));
+  EXPECT_LT(r.after.value.primary, 0.7 * r.before.value.primary);
+}
+
+// Two boundary vertices exchanged between 4x4 blocks: the boundary
+// refinement puts them back.
+TEST(GraphRelabelTest, BoundaryRefinementStraightensABoundary) {
+  const SyntheticMachine machine = generate_machine(machine_shape(1, 4, 1, 16));
+  const auto graph = mesh(8, 8);
+  const ObjectiveSpec spec =
+      graph_options(graph, "auto")
+          .objective.with_links(machine.costs, machine_levels(machine.costs));
+  // 4x4 blocks: vertex (r, c) on node (r / 4) * 2 + c / 4, core (r % 4) * 4 + c % 4.
+  std::vector<OldRank> blocks(64);
+  for (int v = 0; v < 64; ++v) {
+    const int r = v / 8, c = v % 8;
+    blocks[v] = OldRank(((r / 4) * 2 + c / 4) * 16 + (r % 4) * 4 + c % 4);
+  }
+  IncrementalObjective state(machine.costs, Grid({64}), Labelling(blocks), spec);
+  const double best = state.value().primary;
+  state.apply_swap(NewRank(3 * 8 + 3), NewRank(3 * 8 + 4));  // (3,3) and (3,4) trade nodes
+  ASSERT_GT(state.value().primary, best);
+  const std::vector<int> node_of = machine_levels(machine.costs)[0];
+  EXPECT_GE(refine_boundaries(state, node_of, Deadline(10), 4), 1);
+  EXPECT_DOUBLE_EQ(state.value().primary, best);
+}
+
 TEST(GraphRelabelTest, OneRank) {
   const DenseCosts costs(1, {0});
   const RelabelResult r = relabel(
