@@ -571,10 +571,11 @@ Labelling graph_map(const Costs& costs, const TrafficGraph& graph,
                                   " ranks, expected " + std::to_string(costs.size()));
     }
   }
-  std::vector<std::vector<int>> used = levels;
-  if (used.empty()) {
-    for (const LinkLevel& l : link_levels(costs, {})) used.push_back(l.group_of);
-  }
+  // The known levels, then those the costs show above them (racks behind
+  // measured node-to-node costs).
+  std::vector<std::vector<int>> used;
+  for (const LinkLevel& l : link_levels(costs, levels)) used.push_back(l.group_of);
+  if (used.empty()) used = levels;
   return Mapper(costs, graph, nesting(used), options, deadline).run();
 }
 

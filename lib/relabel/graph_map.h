@@ -13,9 +13,10 @@
 //     finest groups the vertices take the group's ranks in order.
 // The result is meant to be refined by hill-climbing on the full objective
 // (relabel() does), which also sees costs inside a node.
-// Levels come from the caller (nodes, racks: finest first) or, when none
-// are known, from the costs (link_levels()). A machine without levels is
-// one group: the split starts at the ranks.
+// Levels come from the caller (nodes, racks: finest first), and above them
+// from the costs (link_levels(): racks behind measured node-to-node
+// costs). A machine without levels is one group: the split starts at the
+// ranks.
 #ifndef RANKSHAPE_LIB_RELABEL_GRAPH_MAP_H_
 #define RANKSHAPE_LIB_RELABEL_GRAPH_MAP_H_
 

@@ -8,14 +8,9 @@
 #   halo_bench_test.sh LAUNCHER RUN_MPI HALO_BENCH STENCIL_BENCH_TEST
 set -u
 launcher=$1 run_mpi=$2 halo=$3 bench_test=$4
-dir=$TEST_TMPDIR
-python=/usr/bin/python3
-[ -x "$python" ] || python=python3
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+# $dir, $python, fail, check_bad.
+source tests/bench/bench_test_lib.sh
+tool=$halo
 
 "$python" "$bench_test" >"$dir/py.log" 2>&1 || { cat "$dir/py.log"; fail "stencil_bench_test.py"; }
 
@@ -47,18 +42,6 @@ PY
   fi
 done
 
-check_bad() {  # WHAT EXPECTED ARGS...
-  local what=$1 expected=$2
-  shift 2
-  if "$run_mpi" "$launcher" 2 "$halo" "$@" >"$dir/bad.log" 2>&1; then
-    fail "$what: accepted"
-  elif ! grep -q -- "$expected" "$dir/bad.log"; then
-    fail "$what: no message '$expected'"
-    cat "$dir/bad.log" >&2
-  else
-    echo "ok: $what"
-  fi
-}
 check_bad "grid of another size" "grid 2x2 has 4 positions, the job 2 ranks" \
   --grid 2x2 --labelling identity
 check_bad "fibres as the pattern" "--pattern must be a stencil" \

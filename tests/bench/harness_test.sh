@@ -7,14 +7,8 @@
 #   harness_test.sh LAUNCHER RUN_MPI COMPARE PLOT PLOT_TEST
 set -u
 launcher=$1 run_mpi=$2 compare=$3 plot=$4 plot_test=$5
-dir=$TEST_TMPDIR
-python=/usr/bin/python3
-[ -x "$python" ] || python=python3
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+# $dir, $python, fail, check_bad.
+source tests/bench/bench_test_lib.sh
 
 # The plot step's own tests (synthetic inputs).
 "$python" "$plot_test" >"$dir/plot_test.log" 2>&1 || { cat "$dir/plot_test.log"; fail "harness_plot_test.py"; }
