@@ -19,7 +19,7 @@
 
 static int size;
 
-enum { kMost = 5 }; /* neighbour list entries at most */
+enum { kMost = 5 };    /* neighbour list entries at most */
 static int copies = 1; /* of v^1: 3 for MPI_Graph_create */
 
 /* Vertex v's neighbours in declaration order; returns how many. */
@@ -66,8 +66,8 @@ int main(int argc, char** argv) {
   int rc = MPI_SUCCESS;
   if (strcmp(mode, "adjacent") == 0) {
     int n = neighbours(world, list, weights);
-    rc = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, n, list, n ? weights : MPI_WEIGHTS_EMPTY,
-                                        n, list, n ? weights : MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 1,
+    rc = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, n, list, n ? weights : MPI_WEIGHTS_EMPTY, n,
+                                        list, n ? weights : MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 1,
                                         &graph);
   } else if (strcmp(mode, "general") == 0) {
     int* sources = malloc(sizeof(int) * size);

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -71,8 +70,10 @@ TEST(TrafficTest, GraphWeighsBytesAndMessages) {
 // count their names say, and every rank talks.
 TEST(TrafficTest, BundledProfilesRead) {
   const std::vector<std::pair<std::string, std::vector<int>>> apps = {
-      {"cg", {16, 32, 64, 128, 256}},   {"ft", {16, 32, 64, 128, 256}},
-      {"hpcg", {16, 32, 64, 128, 256}}, {"lulesh", {8, 27, 64, 125, 216}},
+      {"cg", {16, 32, 64, 128, 256}},
+      {"ft", {16, 32, 64, 128, 256}},
+      {"hpcg", {16, 32, 64, 128, 256}},
+      {"lulesh", {8, 27, 64, 125, 216}},
       {"minife", {16, 32, 64, 128, 256}}};
   for (const auto& [app, sizes] : apps) {
     for (int p : sizes) {
