@@ -5,16 +5,16 @@
 # 2 ranks (cost 1 inside, 100 across), node of rank r = ((p - r) mod p) / 2,
 # so the job's own order splits every heavy pair (v, v^1) across nodes.
 # Checks:
-#   (a) plain run: the program's own checks (neighbours of the vertex its
-#       rank names, a neighbour alltoall) hold, whatever MPI does;
+#   (a) plain run (at 7 ranks): the program's own checks (neighbours of the
+#       vertex its rank names, a neighbour alltoall) hold, whatever MPI does;
 #   (b) preloaded with a cost file and a report: the checks hold after
 #       relabelling, the report's objective improves (from 4 ranks), its
 #       permutation is the program's own world -> graph mapping, and every
 #       heavy pair shares a node;
 #   (b2) linked in instead of preloaded (adjacent);
-#   (c) RANKSHAPE_GRAPH=off: identity, no report;
-#   (d) RANKSHAPE_GRAPH_OBJECTIVE=bogus: a message naming it, and the program
-#       fails on every rank.
+#   (c) RANKSHAPE_GRAPH=off (at 4 ranks): identity, no report;
+#   (d) RANKSHAPE_GRAPH_OBJECTIVE=bogus (at 4 ranks): a message naming it,
+#       and the program fails on every rank.
 #   graph_dropin_test.sh LAUNCHER PROGRAM LINKED_PROGRAM PRELOAD_SO
 set -u
 source tools/sanitizer_env.sh
@@ -86,11 +86,15 @@ for np in 4 7 1; do
     }
   }' >"$costs"
   for mode in adjacent general graph; do
-    if launch "$np" "$dir/plain-$mode" -- "$program" "$mode" && grep -q "checks ok" "$dir/plain-$mode"; then
-      echo "ok: np $np $mode plain: the program's checks hold"
-    else
-      fail "np $np $mode plain run"
-      show "$dir/plain-$mode"
+    # Plain (MPI's own reordering) at 7 ranks only, to keep the test short.
+    if [ "$np" -eq 7 ]; then
+      if launch "$np" "$dir/plain-$mode" -- "$program" "$mode" &&
+        grep -q "checks ok" "$dir/plain-$mode"; then
+        echo "ok: np $np $mode plain: the program's checks hold"
+      else
+        fail "np $np $mode plain run"
+        show "$dir/plain-$mode"
+      fi
     fi
     report=$dir/$mode.json
     if launch "$np" "$dir/$mode" LD_PRELOAD="$preload" RANKSHAPE_COSTS="$costs" \
@@ -109,6 +113,7 @@ for np in 4 7 1; do
     fail "np $np linked run failed"
     show "$dir/linked"
   fi
+  [ "$np" -eq 4 ] || continue  # off and a bad value: at 4 ranks
   if launch "$np" "$dir/off" LD_PRELOAD="$preload" RANKSHAPE_COSTS="$costs" \
     RANKSHAPE_REPORT="$dir/off.json" RANKSHAPE_GRAPH=off -- "$program" graph &&
     grep -q "checks ok" "$dir/off" && is_identity "$dir/off" "$np" && [ ! -e "$dir/off.json" ]; then
