@@ -1,10 +1,11 @@
 // Mapping a traffic graph (the "graph" pattern) onto a hierarchical
 // machine, top-down along its levels (racks, then nodes):
 //  1. the graph's vertices are split into as many parts as the level has
-//     groups, each part the size of its group, by METIS k-way (multilevel:
-//     coarsening by heavy-edge matching, an initial partition, refinement),
-//     whose nearly balanced parts are then made exact by moving the
-//     vertices that lose least;
+//     groups, each part the size of its group: the lowest cut among METIS
+//     k-way and recursive bisection (multilevel: coarsening, an initial
+//     partition, refinement), with loose and tight balance, coarsening by
+//     heavy edges and at random, each made exact by moving the vertices that
+//     lose least; for many equal parts also recursive prime splits;
 //  2. the parts are assigned to the groups by the objective: the quotient
 //     graph (the traffic between parts) mapped onto the costs between the
 //     groups, exhaustively for up to 8 groups and by hill-climbing above
@@ -55,10 +56,11 @@ Labelling graph_map(const Costs& costs, const TrafficGraph& graph,
 /// heaviest neighbours and theirs that sits on another node one of x's
 /// neighbours is on (node_of: node of every old rank); each vertex's best
 /// swap is kept, and the kept swaps are made in order of gain (each checked
-/// again, none touching a vertex already moved in the sweep). Up to `passes` sweeps, fewer when one
-/// changes nothing. Catches what random hill-climbing misses: on a mesh,
-/// the swaps that straighten a jagged boundary between two nodes pair two
-/// boundary vertices. Returns the moves applied.
+/// again, none touching a vertex already moved in the sweep). Up to
+/// `passes` sweeps, fewer when one changes nothing. Catches what random
+/// hill-climbing misses: on a mesh, the swaps that straighten a jagged
+/// boundary between two nodes pair two boundary vertices. Returns the
+/// moves applied.
 std::int64_t refine_boundaries(IncrementalObjective& state, const std::vector<int>& node_of,
                                const Deadline& deadline, int passes);
 

@@ -23,7 +23,13 @@
 //                 the best of bisect, node-aware and multilevel (2 starts
 //                 up to 1,024 ranks, 1 up to 16,384, then none), refined by
 //                 hill-climbing
-// Every algorithm works on any pattern (RelabelOptions::objective.pattern):
+// For a traffic graph (the graph pattern, on a 1-D grid of its ranks): auto
+// (brute force for p <= 8, else the best of graph_map() top-down and
+// bottom-up from 2 seeds up to 4,096 ranks, 1 above, refined) and
+// multilevel (one seed) map it with graph_map.h; metis keeps METIS's parts
+// in machine order; scotch maps the graph; kl, node-aware and bisect lay
+// out grids and are refused.
+// Every grid algorithm works on any grid pattern (RelabelOptions::objective.pattern):
 // they all keep the labelling the objective judges best. Among labellings
 // a stencil ties, auto and node-aware take the one that is best for the
 // same stencil with its diagonal neighbours.
