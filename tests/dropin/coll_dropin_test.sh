@@ -1,8 +1,8 @@
 #!/bin/bash
 # The collectives drop-in on an unmodified program (coll_program.c, which
 # checks all nine collectives against locally computed results) at each of
-# RANKS (BUILD: 1, 2, 3, 4, 5, 7 and 8; under MPICH 1 to 4, as its MPI
-# tests, since it busy-polls on two cores):
+# RANKS (BUILD: 1, 2, 3, 4 and 7; under MPICH 1 to 3, since it busy-polls
+# on two cores):
 #   (a) plain: the program alone (and no drop-in counter in sight);
 #   (b) preloaded with RANKSHAPE_COLL=native: the drop-in is there, nothing
 #       runs hierarchically;
