@@ -206,33 +206,44 @@ class Adjacent final : public Constructor {
     return d;
   }
   void edges(int rank, const Declaration& d, std::vector<WeightedEdge>& out) const override {
-    Reader r(d);
-    const int in = r.next(), outdegree = r.next();
-    const bool weighted = r.next() != 0;
-    r.take(in);
-    if (weighted) r.take(in);
-    const int* destinations = r.take(outdegree);
-    const int* weights = weighted ? r.take(outdegree) : nullptr;
-    for (int i = 0; i < outdegree; ++i) {
-      if (destinations[i] != rank)
-        out.push_back({rank, destinations[i], weighted ? 1.0 * weights[i] : 1.0});
+    const View v = View::read(d);
+    for (int i = 0; i < v.outdegree; ++i) {
+      if (v.destinations[i] != rank)
+        out.push_back({rank, v.destinations[i], v.weighted ? 1.0 * v.dest_weights[i] : 1.0});
     }
   }
   int create(MPI_Comm shaped, const Declaration& d, MPI_Comm* out) const override {
-    Reader r(d);
-    const int in = r.next(), outdegree = r.next();
-    const bool weighted = r.next() != 0;
-    const int* sources = r.take(in);
-    const int* source_weights = weighted ? r.take(in) : nullptr;
-    const int* destinations = r.take(outdegree);
-    const int* dest_weights = weighted ? r.take(outdegree) : nullptr;
+    const View v = View::read(d);
     const int none = 0;
-    return PMPI_Dist_graph_create_adjacent(
-        shaped, in, sources ? sources : &none, weights_arg(weighted, source_weights), outdegree,
-        destinations ? destinations : &none, weights_arg(weighted, dest_weights), info_, 0, out);
+    return PMPI_Dist_graph_create_adjacent(shaped, v.indegree, v.sources ? v.sources : &none,
+                                           weights_arg(v.weighted, v.source_weights), v.outdegree,
+                                           v.destinations ? v.destinations : &none,
+                                           weights_arg(v.weighted, v.dest_weights), info_, 0, out);
   }
 
  private:
+  // A packed declaration's parts (null for an empty or absent list).
+  struct View {
+    int indegree = 0, outdegree = 0;
+    bool weighted = false;
+    const int* sources = nullptr;
+    const int* source_weights = nullptr;
+    const int* destinations = nullptr;
+    const int* dest_weights = nullptr;
+    static View read(const Declaration& d) {
+      Reader r(d);
+      View v;
+      v.indegree = r.next();
+      v.outdegree = r.next();
+      v.weighted = r.next() != 0;
+      v.sources = r.take(v.indegree);
+      if (v.weighted) v.source_weights = r.take(v.indegree);
+      v.destinations = r.take(v.outdegree);
+      if (v.weighted) v.dest_weights = r.take(v.outdegree);
+      return v;
+    }
+  };
+
   int indegree_;
   const int* sources_;
   const int* sourceweights_;
@@ -276,40 +287,47 @@ class General final : public Constructor {
     return d;
   }
   void edges(int, const Declaration& d, std::vector<WeightedEdge>& out) const override {
-    Reader r(d);
-    const int n = r.next();
-    const bool weighted = r.next() != 0;
-    const int* sources = r.take(n);
-    const int* degrees = r.take(n);
-    int total = 0;
-    for (int i = 0; i < n; ++i) total += degrees[i];
-    const int* destinations = r.take(total);
-    const int* weights = weighted ? r.take(total) : nullptr;
-    for (int i = 0, e = 0; i < n; ++i) {
-      for (int j = 0; j < degrees[i]; ++j, ++e) {
-        if (destinations[e] != sources[i]) {
-          out.push_back({sources[i], destinations[e], weighted ? 1.0 * weights[e] : 1.0});
+    const View v = View::read(d);
+    for (int i = 0, e = 0; i < v.n; ++i) {
+      for (int j = 0; j < v.degrees[i]; ++j, ++e) {
+        if (v.destinations[e] != v.sources[i]) {
+          out.push_back({v.sources[i], v.destinations[e], v.weighted ? 1.0 * v.weights[e] : 1.0});
         }
       }
     }
   }
   int create(MPI_Comm shaped, const Declaration& d, MPI_Comm* out) const override {
-    Reader r(d);
-    const int n = r.next();
-    const bool weighted = r.next() != 0;
-    const int* sources = r.take(n);
-    const int* degrees = r.take(n);
-    int total = 0;
-    for (int i = 0; i < n; ++i) total += degrees[i];
-    const int* destinations = r.take(total);
-    const int* weights = weighted ? r.take(total) : nullptr;
+    const View v = View::read(d);
     const int none = 0;
-    return PMPI_Dist_graph_create(shaped, n, sources ? sources : &none, degrees ? degrees : &none,
-                                  destinations ? destinations : &none,
-                                  weights_arg(weighted, weights), info_, 0, out);
+    return PMPI_Dist_graph_create(
+        shaped, v.n, v.sources ? v.sources : &none, v.degrees ? v.degrees : &none,
+        v.destinations ? v.destinations : &none, weights_arg(v.weighted, v.weights), info_, 0, out);
   }
 
  private:
+  // A packed declaration's parts (null for an empty or absent list).
+  struct View {
+    int n = 0;
+    bool weighted = false;
+    const int* sources = nullptr;
+    const int* degrees = nullptr;
+    const int* destinations = nullptr;
+    const int* weights = nullptr;
+    static View read(const Declaration& d) {
+      Reader r(d);
+      View v;
+      v.n = r.next();
+      v.weighted = r.next() != 0;
+      v.sources = r.take(v.n);
+      v.degrees = r.take(v.n);
+      int total = 0;
+      for (int i = 0; i < v.n; ++i) total += v.degrees[i];
+      v.destinations = r.take(total);
+      if (v.weighted) v.weights = r.take(total);
+      return v;
+    }
+  };
+
   int n_;
   const int* sources_;
   const int* degrees_;
@@ -340,26 +358,35 @@ class Graph final : public Constructor {
     return d;
   }
   void edges(int, const Declaration& d, std::vector<WeightedEdge>& out) const override {
-    Reader r(d);
-    const int n = r.next();
-    const int* index = r.take(n);
-    const int* list = r.take(n > 0 ? index[n - 1] : 0);
-    for (int i = 0, e = 0; i < n; ++i) {
-      for (; e < index[i]; ++e) {
-        if (list[e] != i) out.push_back({i, list[e], 1.0});
+    const View v = View::read(d);
+    for (int i = 0, e = 0; i < v.n; ++i) {
+      for (; e < v.index[i]; ++e) {
+        if (v.list[e] != i) out.push_back({i, v.list[e], 1.0});
       }
     }
   }
   int create(MPI_Comm shaped, const Declaration& d, MPI_Comm* out) const override {
-    Reader r(d);
-    const int n = r.next();
-    const int* index = r.take(n);
-    const int* list = r.take(n > 0 ? index[n - 1] : 0);
+    const View v = View::read(d);
     const int none = 0;
-    return PMPI_Graph_create(shaped, n, index, list ? list : &none, 0, out);
+    return PMPI_Graph_create(shaped, v.n, v.index, v.list ? v.list : &none, 0, out);
   }
 
  private:
+  // A packed declaration's parts (null for an empty list).
+  struct View {
+    int n = 0;
+    const int* index = nullptr;
+    const int* list = nullptr;
+    static View read(const Declaration& d) {
+      Reader r(d);
+      View v;
+      v.n = r.next();
+      v.index = r.take(v.n);
+      v.list = r.take(v.n > 0 ? v.index[v.n - 1] : 0);
+      return v;
+    }
+  };
+
   int nnodes_;
   const int* index_;
   const int* edges_;
