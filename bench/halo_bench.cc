@@ -25,13 +25,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
-#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "bench/sim_buffer.h"
+#include "bench/exchange.h"
 #include "cmd/mpi_main.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
@@ -42,8 +41,6 @@
 namespace {
 
 using namespace rankshape;
-
-using bench::Buffer;
 
 struct Args {
   std::string grid, pattern = "stencil", out;
@@ -58,11 +55,7 @@ double halo_step(const mpi::Communicator& comm, const Stencil& stencil, std::int
                  int reps, int warmup, std::int64_t& messages) {
   const int x = comm.rank();
   const std::vector<int> coords = stencil.grid().coords(NewRank(x));
-  struct Peer {
-    int send_to, receive_from, tag;
-    std::size_t bytes;
-  };
-  std::vector<Peer> peers;
+  std::vector<bench::ExchangePeer> peers;
   for (int o = 0; o < stencil.offsets(); ++o) {
     const int to = stencil.neighbour(coords, x, o);
     const int from = stencil.neighbour(coords, x, stencil.opposite(o));
@@ -70,35 +63,10 @@ double halo_step(const mpi::Communicator& comm, const Stencil& stencil, std::int
         static_cast<std::size_t>(static_cast<double>(bytes) * stencil.weight(o) + 0.5);
     peers.push_back({to < 0 ? MPI_PROC_NULL : to, from < 0 ? MPI_PROC_NULL : from, o, size});
   }
-  std::vector<std::unique_ptr<Buffer>> send, receive;
-  for (const Peer& p : peers) {
-    send.push_back(std::make_unique<Buffer>(p.bytes));
-    receive.push_back(std::make_unique<Buffer>(p.bytes));
-  }
   std::int64_t mine = 0;
-  for (const Peer& p : peers) mine += p.send_to != MPI_PROC_NULL;
+  for (const bench::ExchangePeer& p : peers) mine += p.send_to != MPI_PROC_NULL;
   mpi::check(MPI_Allreduce(&mine, &messages, 1, MPI_INT64_T, MPI_SUM, comm.get()), "MPI_Allreduce");
-  std::vector<MPI_Request> requests(2 * peers.size());
-  const auto step = [&] {
-    for (std::size_t i = 0; i < peers.size(); ++i) {
-      mpi::check(MPI_Irecv(receive[i]->data, static_cast<int>(peers[i].bytes), MPI_BYTE,
-                           peers[i].receive_from, peers[i].tag, comm.get(), &requests[2 * i]),
-                 "MPI_Irecv");
-      mpi::check(MPI_Isend(send[i]->data, static_cast<int>(peers[i].bytes), MPI_BYTE,
-                           peers[i].send_to, peers[i].tag, comm.get(), &requests[2 * i + 1]),
-                 "MPI_Isend");
-    }
-    mpi::check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-               "MPI_Waitall");
-  };
-  for (int i = 0; i < warmup; ++i) step();
-  comm.barrier();
-  const double started = MPI_Wtime();
-  for (int i = 0; i < reps; ++i) step();
-  const double mean = (MPI_Wtime() - started) / reps;
-  double slowest = 0;
-  mpi::check(MPI_Allreduce(&mean, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm.get()), "MPI_Allreduce");
-  return slowest;
+  return bench::timed_exchange(comm, peers, reps, warmup);
 }
 
 int run(const Args& a) {

@@ -23,13 +23,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
-#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "bench/sim_buffer.h"
+#include "bench/exchange.h"
 #include "cmd/mpi_main.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
@@ -40,7 +39,6 @@
 namespace {
 
 using namespace rankshape;
-using bench::Buffer;
 
 struct Args {
   std::vector<std::string> traffic, labellings;
@@ -49,42 +47,6 @@ struct Args {
   double bytes_per_message = kDefaultBytesPerMessage;
   int reps = 3, warmup = 1;
 };
-
-struct Peer {
-  int rank;
-  std::size_t bytes;
-};
-
-// The slowest rank's mean time of `reps` replay steps on comm (whose rank
-// is the program's rank).
-double replay(const mpi::Communicator& comm, const std::vector<Peer>& peers, int reps, int warmup) {
-  std::vector<std::unique_ptr<Buffer>> send, receive;
-  for (const Peer& p : peers) {
-    send.push_back(std::make_unique<Buffer>(p.bytes));
-    receive.push_back(std::make_unique<Buffer>(p.bytes));
-  }
-  std::vector<MPI_Request> requests(2 * peers.size());
-  const auto step = [&] {
-    for (std::size_t i = 0; i < peers.size(); ++i) {
-      mpi::check(MPI_Irecv(receive[i]->data, static_cast<int>(peers[i].bytes), MPI_BYTE,
-                           peers[i].rank, 0, comm.get(), &requests[2 * i]),
-                 "MPI_Irecv");
-      mpi::check(MPI_Isend(send[i]->data, static_cast<int>(peers[i].bytes), MPI_BYTE, peers[i].rank,
-                           0, comm.get(), &requests[2 * i + 1]),
-                 "MPI_Isend");
-    }
-    mpi::check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-               "MPI_Waitall");
-  };
-  for (int i = 0; i < warmup; ++i) step();
-  comm.barrier();
-  const double started = MPI_Wtime();
-  for (int i = 0; i < reps; ++i) step();
-  const double mean = (MPI_Wtime() - started) / reps;
-  double slowest = 0;
-  mpi::check(MPI_Allreduce(&mean, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm.get()), "MPI_Allreduce");
-  return slowest;
-}
 
 int run(const Args& a) {
   const mpi::Communicator world(MPI_COMM_WORLD, mpi::Ownership::kBorrow);
@@ -114,14 +76,14 @@ int run(const Args& a) {
         eq == std::string::npos ? Labelling::identity(p) : read_labelling(spec.substr(eq + 1), p);
     const int me = labelling.new_of(OldRank(world.rank())).value();
     const mpi::Communicator comm(mpi::split_comm(world.get(), 0, me), mpi::Ownership::kTake);
-    std::vector<Peer> peers;
+    std::vector<bench::ExchangePeer> peers;
     std::int64_t bytes = 0;
     for (std::size_t i = graph.begin(me); i < graph.end(me); ++i) {
       const auto size = static_cast<std::size_t>(std::max(1.0, graph.weight(i) * scale + 0.5));
-      peers.push_back({graph.neighbour(i), size});
+      peers.push_back({graph.neighbour(i), graph.neighbour(i), 0, size});
       bytes += static_cast<std::int64_t>(size);
     }
-    const double seconds = replay(comm, peers, a.reps, a.warmup);
+    const double seconds = bench::timed_exchange(comm, peers, a.reps, a.warmup);
     std::int64_t all_bytes = 0;
     mpi::check(MPI_Allreduce(&bytes, &all_bytes, 1, MPI_INT64_T, MPI_SUM, comm.get()),
                "MPI_Allreduce");
