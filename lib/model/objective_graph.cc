@@ -277,36 +277,17 @@ SearchFocus GraphState::focus(std::int64_t, SplitMix64& rng) const {
   };
   const std::vector<LinkLevel>& levels = levels_of(spec_);
   if (rng.below(4) == 0 && !levels.empty()) {
-    std::size_t heaviest = 0;
-    double weight = -1;
-    for (std::size_t l = 0; l < levels.size(); ++l) {
-      const double w = levels[l].flow_cost * static_cast<double>(levels_[l].order.rbegin()->first);
-      if (w > weight) {
-        weight = w;
-        heaviest = l;
-      }
-    }
-    const LinkLevel& level = levels[heaviest];
-    const std::vector<int>& members =
-        levels_[heaviest]
-            .members[static_cast<std::size_t>(levels_[heaviest].order.rbegin()->second)];
-    int best = random_position();
-    std::int64_t best_out = -1;
-    for (int tries = 0; tries < 8 && !members.empty(); ++tries) {
-      const int r = members[rng.below(members.size())];
-      const int x = labelling_.new_of(OldRank(r)).value();
-      std::int64_t out = 0;
-      for (std::size_t i = graph_.begin(x); i < graph_.end(x); ++i) {
-        if (level.group_of[old_at(graph_.neighbour(i)).value()] != level.group_of[r]) {
-          out += graph_.units(i);
-        }
-      }
-      if (out > best_out) {
-        best_out = out;
-        best = x;
-      }
-    }
-    f.position = NewRank(best);
+    f.position =
+        member_of_busiest_group(levels, levels_, labelling_, rng, [&](int r, std::size_t l) {
+          const int x = labelling_.new_of(OldRank(r)).value();
+          std::int64_t out = 0;
+          for (std::size_t i = graph_.begin(x); i < graph_.end(x); ++i) {
+            if (levels[l].group_of[old_at(graph_.neighbour(i)).value()] != levels[l].group_of[r]) {
+              out += graph_.units(i);
+            }
+          }
+          return out;
+        });
     return f;
   }
   visit_costs(costs_, [&](const auto& c) {

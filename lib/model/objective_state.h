@@ -5,7 +5,9 @@
 #define RANKSHAPE_LIB_MODEL_OBJECTIVE_STATE_H_
 
 #include <array>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "lib/model/objective.h"
 
@@ -25,6 +27,41 @@ struct Move {
     return labelling.old_of(x);
   }
 };
+
+/// Hill-climbing's move to relieve the links: the level whose busiest group
+/// costs most (its flow cost times the group's load), and of 8 members of
+/// that group drawn at random the one that sends most out of it
+/// (sent_out(r, l): old rank r's traffic leaving its group at level l, in
+/// any unit). LevelState has `order` (a set of (load, group), busiest
+/// last) and `members` (the old ranks of each group). A random position if
+/// the busiest group has no members.
+template <class LevelState, class SentOut>
+NewRank member_of_busiest_group(const std::vector<LinkLevel>& levels,
+                                const std::vector<LevelState>& states, const Labelling& labelling,
+                                SplitMix64& rng, SentOut sent_out) {
+  std::size_t heaviest = 0;
+  double weight = -1;
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    const double w = levels[l].flow_cost * static_cast<double>(states[l].order.rbegin()->first);
+    if (w > weight) {
+      weight = w;
+      heaviest = l;
+    }
+  }
+  const LevelState& s = states[heaviest];
+  const std::vector<int>& members = s.members[static_cast<std::size_t>(s.order.rbegin()->second)];
+  int best = static_cast<int>(rng.below(static_cast<std::uint64_t>(labelling.size())));
+  std::int64_t best_out = -1;
+  for (int tries = 0; tries < 8 && !members.empty(); ++tries) {
+    const int r = members[rng.below(members.size())];
+    const std::int64_t out = sent_out(r, heaviest);
+    if (out > best_out) {
+      best_out = out;
+      best = labelling.new_of(OldRank(r)).value();
+    }
+  }
+  return NewRank(best);
+}
 
 class PatternState {
  public:

@@ -446,36 +446,20 @@ SearchFocus StencilState::focus(std::int64_t, SplitMix64& rng) const {
   }
   const std::vector<LinkLevel>& levels = levels_of(spec_);
   if (choice == 1 && !levels.empty()) {
-    std::size_t heaviest = 0;
-    double weight = -1;
-    for (std::size_t l = 0; l < levels.size(); ++l) {
-      const double w = levels[l].flow_cost * static_cast<double>(levels_[l].order.rbegin()->first);
-      if (w > weight) {
-        weight = w;
-        heaviest = l;
-      }
-    }
-    const Level& s = levels_[heaviest];
-    const std::vector<int>& members = s.members[static_cast<std::size_t>(s.order.rbegin()->second)];
-    int best = random_position(), best_out = -1;
-    for (int tries = 0; tries < 8 && !members.empty(); ++tries) {
-      const int r = members[rng.below(members.size())];
-      const int x = labelling_.new_of(OldRank(r)).value();
-      const std::vector<int> coords = grid_.coords(NewRank(x));
-      int out = 0;
-      for (int o = 0; o < stencil_->offsets(); ++o) {
-        const int y = stencil_->neighbour(coords, x, o);
-        if (y >= 0 && levels[heaviest].group_of[labelling_.old_of(NewRank(y)).value()] !=
-                          levels[heaviest].group_of[r]) {
-          ++out;
-        }
-      }
-      if (out > best_out) {
-        best_out = out;
-        best = x;
-      }
-    }
-    f.position = NewRank(best);
+    f.position =
+        member_of_busiest_group(levels, levels_, labelling_, rng, [&](int r, std::size_t l) {
+          const int x = labelling_.new_of(OldRank(r)).value();
+          const std::vector<int> coords = grid_.coords(NewRank(x));
+          std::int64_t out = 0;
+          for (int o = 0; o < stencil_->offsets(); ++o) {
+            const int y = stencil_->neighbour(coords, x, o);
+            if (y >= 0 && levels[l].group_of[labelling_.old_of(NewRank(y)).value()] !=
+                              levels[l].group_of[r]) {
+              ++out;
+            }
+          }
+          return out;
+        });
     return f;
   }
   int best = random_position();
