@@ -51,55 +51,12 @@ if [ "$launcher" = smpi ]; then
   program_args=(--no-intercomm --no-mixed-allgather)
 fi
 
-# launch NP OUT [VAR=VALUE...] -- PROGRAM [ARGS...]: the flags of
-# tools/run_mpi.sh, with VAR=VALUE set for the ranks: -x for Open MPI,
-# -genv for MPICH, the environment of the simulator for SMPI.
-launch() {
-  local np=$1 out=$2
-  shift 2
-  local vars=()
-  while [ "$1" != -- ]; do
-    vars+=("$1")
-    shift
-  done
-  shift
-  local cmd=() v status
-  case $launcher in
-    openmpi)
-      cmd=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np"
-           --mca btl self,vader --mca btl_vader_single_copy_mechanism none)
-      for v in "${vars[@]}"; do cmd+=(-x "$v"); done
-      ;;
-    mpich)
-      cmd=(mpiexec.mpich)
-      for v in "${vars[@]}"; do cmd+=(-genv "${v%%=*}" "${v#*=}"); done
-      cmd+=(-n "$np")
-      ;;
-    smpi)
-      cmd=(env "${vars[@]}" smpirun -np "$np" -platform "$platform" --cfg=smpi/host-speed:1Gf
-           --cfg=smpi/coll-selector:mpich --cfg=smpi/alltoall:basic_linear
-           --cfg=smpi/alltoallv:bruck --cfg=smpi/reduce:binomial --log=root.thresh:warning
-           --log=smpi_config.thresh:warning)
-      ;;
-    *)
-      echo "coll_dropin_test: unknown launcher '$launcher'" >&2
-      exit 2
-      ;;
-  esac
-  echo "+ ${vars[*]} ${cmd[*]} $*" >"$out.cmd"
-  timeout --kill-after=5 300 "${cmd[@]}" "$@" "${program_args[@]}" >"$out" 2>"$out.err"
-  status=$?
-  # SimGrid may exit 0 after killing a deadlocked simulation.
-  if [ "$launcher" = smpi ] && grep -q "Deadlock detected" "$out.err"; then
-    echo "DEADLOCK" >>"$out.err"
-    [ "$status" -eq 0 ] && status=1
-  fi
-  return "$status"
-}
-
-show() {  # the command and output of a run, for a failure
-  cat "$1.cmd" "$1" "$1.err" >&2
-}
+# launch and show.
+launch_timeout=300
+smpi_args=(-platform "$platform" --cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:mpich
+           --cfg=smpi/alltoall:basic_linear --cfg=smpi/alltoallv:bruck --cfg=smpi/reduce:binomial
+           --log=root.thresh:warning --log=smpi_config.thresh:warning)
+source tests/dropin/launch.sh
 
 # run WHAT NP OUT [VAR=VALUE...] -- PROGRAM [ARGS...]: one run that must
 # pass every check of the program (the summary line on rank 0).
@@ -107,7 +64,7 @@ run() {
   local what=$1 np=$2 out=$3
   shift 3
   local start=$SECONDS
-  if launch "$np" "$out" "$@" && grep -q "^coll_program: $np ranks: [0-9]* checks ok" "$out"; then
+  if launch "$np" "$out" "$@" "${program_args[@]}" && grep -q "^coll_program: $np ranks: [0-9]* checks ok" "$out"; then
     echo "ok: $what: $(sed -n 's/^coll_program: //p' "$out") ($((SECONDS - start)) s)"
   else
     fail "$what"
@@ -196,7 +153,7 @@ if [ "$launcher" = smpi ]; then
   bad=("$linked") bad_preload=()
 fi
 if launch 3 "$dir/bad" "${bad_preload[@]}" RANKSHAPE_COLL=bogus \
-  -- "${bad[@]}"; then
+  -- "${bad[@]}" "${program_args[@]}"; then
   fail "RANKSHAPE_COLL=bogus: the program succeeded"
   show "$dir/bad"
 elif ! grep -q "RANKSHAPE_COLL='bogus'" "$dir/bad.err" || grep -q "returned error class" "$dir/bad.err"; then
@@ -206,7 +163,7 @@ else
   echo "ok: np 3 RANKSHAPE_COLL=bogus: the error handler aborts the job"
 fi
 if launch 3 "$dir/bad_return" "${bad_preload[@]}" RANKSHAPE_COLL=bogus \
-  -- "${bad[@]}" --errors-return; then
+  -- "${bad[@]}" --errors-return "${program_args[@]}"; then
   fail "RANKSHAPE_COLL=bogus (errors return): the program succeeded"
   show "$dir/bad_return"
 elif [ "$(grep -c '^coll_program: rank [0-9]*: MPI_Bcast on MPI_COMM_WORLD .* returned .*(MPI_ERR_ARG)' \
