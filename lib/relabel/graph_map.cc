@@ -212,10 +212,124 @@ class Mapper {
     const int k = static_cast<int>(sizes.size());
     const bool equal =
         std::all_of(sizes.begin(), sizes.end(), [&](int s) { return s == sizes[0]; });
-    if (k <= 2 || !equal || smallest_factor(k) == k) return direct;
-    std::vector<std::vector<int>> recursive;
-    split_recursive(graph, vertices, k, sizes[0], j, recursive);
-    return part_cut(graph, recursive) < part_cut(graph, direct) ? recursive : direct;
+    if (k < 2 || !equal) return direct;
+    std::vector<std::vector<int>> best = std::move(direct);
+    double best_cut = part_cut(graph, best);
+    const auto consider = [&](std::vector<std::vector<int>> candidate) {
+      const double cut = part_cut(graph, candidate);
+      if (cut < best_cut) {
+        best_cut = cut;
+        best = std::move(candidate);
+      }
+    };
+    if (k > 2 && smallest_factor(k) != k) {
+      std::vector<std::vector<int>> recursive;
+      split_recursive(graph, vertices, k, sizes[0], j, recursive);
+      consider(std::move(recursive));
+    }
+    consider(agglomerate(graph, vertices, sizes[0]));
+    return best;
+  }
+
+  // Parts of `size` built bottom-up, as TreeMatch groups: per prime factor
+  // f of size, smallest first, the groups so far are merged f at a time,
+  // the heaviest connections first (for f = 2 a greedy heaviest matching).
+  // On a 64x64 mesh and nodes of 16 this gives straight 4x4 blocks
+  // (dominoes, 2x2, 2x4, 4x4), which METIS's k-way and recursive splits
+  // leave jagged; on irregular graphs METIS usually cuts less, and split()
+  // keeps whichever cuts least.
+  static std::vector<std::vector<int>> agglomerate(const TrafficGraph& graph,
+                                                   const std::vector<int>& vertices, int size) {
+    std::vector<std::vector<int>> groups;
+    std::vector<int> group_of(static_cast<std::size_t>(graph.vertices()), -1);
+    for (int v : vertices) {
+      group_of[static_cast<std::size_t>(v)] = static_cast<int>(groups.size());
+      groups.push_back({v});
+    }
+    for (int rest = size; rest > 1;) {
+      const int f = smallest_factor(rest);
+      rest /= f;
+      const int m = static_cast<int>(groups.size());
+      // The traffic between groups, each pair once (a < b), heaviest first.
+      std::vector<std::tuple<int, int, double>> pairs;
+      for (int v : vertices) {
+        const int a = group_of[static_cast<std::size_t>(v)];
+        for (std::size_t e = graph.begin(v); e < graph.end(v); ++e) {
+          const int b = group_of[static_cast<std::size_t>(graph.neighbour(e))];
+          if (b > a) pairs.emplace_back(a, b, graph.weight(e));
+        }
+      }
+      std::sort(pairs.begin(), pairs.end());
+      std::vector<std::vector<std::pair<double, int>>> near(static_cast<std::size_t>(m));
+      std::vector<std::tuple<double, int, int>> heaviest;  // (-weight, a, b)
+      for (std::size_t i = 0; i < pairs.size();) {
+        const int a = std::get<0>(pairs[i]), b = std::get<1>(pairs[i]);
+        double w = 0;
+        for (; i < pairs.size() && std::get<0>(pairs[i]) == a && std::get<1>(pairs[i]) == b; ++i) {
+          w += std::get<2>(pairs[i]);
+        }
+        near[static_cast<std::size_t>(a)].emplace_back(w, b);
+        near[static_cast<std::size_t>(b)].emplace_back(w, a);
+        heaviest.emplace_back(-w, a, b);
+      }
+      std::sort(heaviest.begin(), heaviest.end());
+      // Merged groups: a seed from the heaviest free pair, grown by the
+      // free group most connected to it; groups with no free neighbour
+      // left fill up in order at the end.
+      std::vector<int> merged_into(static_cast<std::size_t>(m), -1);
+      std::vector<std::vector<int>> merged;
+      std::map<int, double> pull;  // free group -> weight to the growing one
+      for (const auto& [w, a, b] : heaviest) {
+        if (merged_into[static_cast<std::size_t>(a)] >= 0 ||
+            merged_into[static_cast<std::size_t>(b)] >= 0) {
+          continue;
+        }
+        const int id = static_cast<int>(merged.size());
+        merged.push_back({});
+        pull.clear();
+        const auto take = [&](int g) {
+          merged_into[static_cast<std::size_t>(g)] = id;
+          merged.back().push_back(g);
+          pull.erase(g);
+          for (const auto& [wg, h] : near[static_cast<std::size_t>(g)]) {
+            if (merged_into[static_cast<std::size_t>(h)] < 0) pull[h] += wg;
+          }
+        };
+        take(a);
+        take(b);
+        while (static_cast<int>(merged.back().size()) < f && !pull.empty()) {
+          const auto most =
+              std::max_element(pull.begin(), pull.end(),
+                               [](const auto& x, const auto& y) { return x.second < y.second; });
+          take(most->first);
+        }
+        if (static_cast<int>(merged.back().size()) < f) {
+          // No free neighbour: leave the seed's groups for the fill-up.
+          for (int g : merged.back()) merged_into[static_cast<std::size_t>(g)] = -1;
+          merged.pop_back();
+        }
+      }
+      std::vector<int> open;
+      for (int g = 0; g < m; ++g) {
+        if (merged_into[static_cast<std::size_t>(g)] < 0) open.push_back(g);
+      }
+      for (std::size_t i = 0; i < open.size(); i += static_cast<std::size_t>(f)) {
+        merged.emplace_back(open.begin() + static_cast<std::ptrdiff_t>(i),
+                            open.begin() + static_cast<std::ptrdiff_t>(i + f));
+      }
+      std::vector<std::vector<int>> next;
+      for (const auto& members : merged) {
+        next.emplace_back();
+        for (int g : members) {
+          for (int v : groups[static_cast<std::size_t>(g)]) {
+            group_of[static_cast<std::size_t>(v)] = static_cast<int>(next.size()) - 1;
+            next.back().push_back(v);
+          }
+        }
+      }
+      groups = std::move(next);
+    }
+    return groups;
   }
 
   static int smallest_factor(int k) {

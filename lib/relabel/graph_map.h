@@ -5,7 +5,8 @@
 //     k-way and recursive bisection (multilevel: coarsening, an initial
 //     partition, refinement), with loose and tight balance, coarsening by
 //     heavy edges and at random, each made exact by moving the vertices that
-//     lose least; for many equal parts also recursive prime splits;
+//     lose least; for many equal parts also recursive prime splits and a
+//     bottom-up grouping as TreeMatch's;
 //  2. the parts are assigned to the groups by the objective: the quotient
 //     graph (the traffic between parts) mapped onto the costs between the
 //     groups, exhaustively for up to 8 groups and by hill-climbing above

@@ -174,6 +174,20 @@ TEST(GraphRelabelTest, MeshGetsBlocksPerNodeAndRack) {
   EXPECT_EQ(r.after.graph->levels[1].crossing_pairs, 128);
 }
 
+// 64x64 on 256 nodes of 16, top-down, without refinement: straight 4x4
+// blocks (1,920 edges across nodes, the least possible), as TreeMatch's
+// grouping finds; METIS's splits into 256 parts leave jagged blocks.
+TEST(GraphRelabelTest, GraphMapGivesStraightBlocksOnALargeMesh) {
+  const SyntheticMachine machine = generate_machine(machine_shape(1, 256, 1, 16));
+  const RelabelOptions o = graph_options(mesh(64, 64), "auto");
+  const std::vector<std::vector<int>> levels = machine_levels(machine.costs);
+  const Labelling l = graph_map(machine.costs, *o.objective.graph, levels, {}, Deadline(60));
+  const Evaluation e =
+      evaluate(machine.costs, Grid({4096}), l, o.objective.with_links(machine.costs, levels));
+  ASSERT_TRUE(e.graph);
+  EXPECT_EQ(e.graph->levels[0].crossing_pairs, 1920);
+}
+
 // NPB FT's traffic at 64 ranks, as profiled: heavy pairs (2i, 2i+1), light
 // all-to-all among the even and among the odd ranks. On 2 racks of 2
 // nodes of 16 the best layout splits every heavy pair across the racks and
