@@ -61,6 +61,56 @@ int collective(int code, MPI_Comm comm, Sender sends) {
   return code;
 }
 
+// The algorithms of the collectives whose sends follow from one block
+// size and a root (CollectiveKey::call).
+enum class Algorithm {
+  kBcast,
+  kReduce,
+  kAllreduce,
+  kGather,
+  kScatter,
+  kAllgather,
+  kPairwise,
+  kBarrier
+};
+
+void algorithm_sends(Algorithm a, int n, int r, int root, std::int64_t bytes, Sends& out) {
+  switch (a) {
+    case Algorithm::kBcast:
+      return bcast(n, r, root, bytes, out);
+    case Algorithm::kReduce:
+      return reduce(n, r, root, bytes, out);
+    case Algorithm::kAllreduce:
+      return allreduce(n, r, bytes, out);
+    case Algorithm::kGather:
+      return gather(n, r, root, bytes, out);
+    case Algorithm::kScatter:
+      return scatter(n, r, root, bytes, out);
+    case Algorithm::kAllgather:
+      return allgather(n, r, bytes, out);
+    case Algorithm::kPairwise:
+      return pairwise(n, r, bytes, out);
+    case Algorithm::kBarrier:
+      return barrier(n, r, out);
+  }
+}
+
+// collective() for those: a call that repeats the last one is only
+// counted (repeat_last()), so that a loop of small collectives costs
+// little more than the calls. count elements of type make the block.
+int keyed(int code, MPI_Comm comm, Algorithm a, int count, MPI_Datatype type, int root) {
+  if (!counting(code)) return code;
+  const CollectiveKey key{comm, static_cast<int>(a),
+                          a == Algorithm::kBarrier ? 0 : bytes_of(count, type), root};
+  if (repeat_last(key)) return code;
+  const CommInfo* info = comm_info(comm);
+  if (info == nullptr || info->inter) return code;
+  Sends& out = scratch_sends();
+  algorithm_sends(a, info->size, info->rank, root, key.bytes, out);
+  record_keyed(key, *info, out);
+  return code;
+}
+
 // A neighbourhood collective's sends: bytes(i) to comm's i-th out-neighbour.
 template <class Bytes>
 void to_neighbours(MPI_Comm comm, Bytes bytes, Sends& out) {
@@ -71,10 +121,12 @@ void to_neighbours(MPI_Comm comm, Bytes bytes, Sends& out) {
 }  // namespace
 }  // namespace rankshape::profile
 
+using rankshape::profile::Algorithm;
 using rankshape::profile::blocks;
 using rankshape::profile::bytes_of;
 using rankshape::profile::collective;
 using rankshape::profile::counting;
+using rankshape::profile::keyed;
 using rankshape::profile::record_send;
 using rankshape::profile::to_neighbours;
 namespace rp = rankshape::profile;
@@ -157,75 +209,56 @@ extern "C" int MPI_Request_free(MPI_Request* request) {
 }
 
 extern "C" int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  return collective(PMPI_Bcast(buffer, count, type, root, comm), comm,
-                    [&](int n, int r, rp::Sends& out) {
-                      rankshape::profile::bcast(n, r, root, bytes_of(count, type), out);
-                    });
+  return keyed(PMPI_Bcast(buffer, count, type, root, comm), comm, Algorithm::kBcast, count, type,
+               root);
 }
 
 extern "C" int MPI_Reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                           int root, MPI_Comm comm) {
-  return collective(PMPI_Reduce(send, recv, count, type, op, root, comm), comm,
-                    [&](int n, int r, rp::Sends& out) {
-                      rankshape::profile::reduce(n, r, root, bytes_of(count, type), out);
-                    });
+  return keyed(PMPI_Reduce(send, recv, count, type, op, root, comm), comm, Algorithm::kReduce,
+               count, type, root);
 }
 
 extern "C" int MPI_Allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                              MPI_Comm comm) {
-  return collective(PMPI_Allreduce(send, recv, count, type, op, comm), comm,
-                    [&](int n, int r, rp::Sends& out) {
-                      rankshape::profile::allreduce(n, r, bytes_of(count, type), out);
-                    });
+  return keyed(PMPI_Allreduce(send, recv, count, type, op, comm), comm, Algorithm::kAllreduce,
+               count, type, 0);
 }
 
 extern "C" int MPI_Gather(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                           int recv_count, MPI_Datatype recv_type, int root, MPI_Comm comm) {
-  return collective(
-      PMPI_Gather(send, send_count, send_type, recv, recv_count, recv_type, root, comm), comm,
-      [&](int n, int r, rp::Sends& out) {
-        rankshape::profile::gather(n, r, root, bytes_of(send_count, send_type), out);
-      });
+  return keyed(PMPI_Gather(send, send_count, send_type, recv, recv_count, recv_type, root, comm),
+               comm, Algorithm::kGather, send_count, send_type, root);
 }
 
 extern "C" int MPI_Scatter(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                            int recv_count, MPI_Datatype recv_type, int root, MPI_Comm comm) {
-  return collective(
-      PMPI_Scatter(send, send_count, send_type, recv, recv_count, recv_type, root, comm), comm,
-      [&](int n, int r, rp::Sends& out) {
-        rankshape::profile::scatter(n, r, root, bytes_of(send_count, send_type), out);
-      });
+  return keyed(PMPI_Scatter(send, send_count, send_type, recv, recv_count, recv_type, root, comm),
+               comm, Algorithm::kScatter, send_count, send_type, root);
 }
 
 // Allgather, Reduce_scatter_block and Alltoall count the receive side's
 // block, which MPI_IN_PLACE leaves the only one given.
 extern "C" int MPI_Allgather(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                              int recv_count, MPI_Datatype recv_type, MPI_Comm comm) {
-  return collective(PMPI_Allgather(send, send_count, send_type, recv, recv_count, recv_type, comm),
-                    comm, [&](int n, int r, rp::Sends& out) {
-                      rankshape::profile::allgather(n, r, bytes_of(recv_count, recv_type), out);
-                    });
+  return keyed(PMPI_Allgather(send, send_count, send_type, recv, recv_count, recv_type, comm), comm,
+               Algorithm::kAllgather, recv_count, recv_type, 0);
 }
 
 extern "C" int MPI_Reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type,
                                         MPI_Op op, MPI_Comm comm) {
-  return collective(PMPI_Reduce_scatter_block(send, recv, count, type, op, comm), comm,
-                    [&](int n, int r, rp::Sends& out) {
-                      rankshape::profile::pairwise(n, r, bytes_of(count, type), out);
-                    });
+  return keyed(PMPI_Reduce_scatter_block(send, recv, count, type, op, comm), comm,
+               Algorithm::kPairwise, count, type, 0);
 }
 
 extern "C" int MPI_Alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                             int recv_count, MPI_Datatype recv_type, MPI_Comm comm) {
-  return collective(PMPI_Alltoall(send, send_count, send_type, recv, recv_count, recv_type, comm),
-                    comm, [&](int n, int r, rp::Sends& out) {
-                      rankshape::profile::pairwise(n, r, bytes_of(recv_count, recv_type), out);
-                    });
+  return keyed(PMPI_Alltoall(send, send_count, send_type, recv, recv_count, recv_type, comm), comm,
+               Algorithm::kPairwise, recv_count, recv_type, 0);
 }
 
 extern "C" int MPI_Barrier(MPI_Comm comm) {
-  return collective(PMPI_Barrier(comm), comm,
-                    [&](int n, int r, rp::Sends& out) { rankshape::profile::barrier(n, r, out); });
+  return keyed(PMPI_Barrier(comm), comm, Algorithm::kBarrier, 0, MPI_DATATYPE_NULL, 0);
 }
 
 // The vector forms: Alltoallv counts the receive side when sending in
@@ -345,75 +378,62 @@ extern "C" int MPI_Neighbor_alltoallw(const void* send, const int send_counts[],
 // Nonblocking collectives: counted when started, as their blocking forms.
 extern "C" int MPI_Ibcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                           MPI_Request* request) {
-  return collective(
-      PMPI_Ibcast(buffer, count, type, root, comm, request), comm,
-      [&](int n, int r, rp::Sends& out) { rp::bcast(n, r, root, bytes_of(count, type), out); });
+  return keyed(PMPI_Ibcast(buffer, count, type, root, comm, request), comm, Algorithm::kBcast,
+               count, type, root);
 }
 
 extern "C" int MPI_Ireduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                            int root, MPI_Comm comm, MPI_Request* request) {
-  return collective(
-      PMPI_Ireduce(send, recv, count, type, op, root, comm, request), comm,
-      [&](int n, int r, rp::Sends& out) { rp::reduce(n, r, root, bytes_of(count, type), out); });
+  return keyed(PMPI_Ireduce(send, recv, count, type, op, root, comm, request), comm,
+               Algorithm::kReduce, count, type, root);
 }
 
 extern "C" int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                               MPI_Comm comm, MPI_Request* request) {
-  return collective(
-      PMPI_Iallreduce(send, recv, count, type, op, comm, request), comm,
-      [&](int n, int r, rp::Sends& out) { rp::allreduce(n, r, bytes_of(count, type), out); });
+  return keyed(PMPI_Iallreduce(send, recv, count, type, op, comm, request), comm,
+               Algorithm::kAllreduce, count, type, 0);
 }
 
 extern "C" int MPI_Igather(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                            int recv_count, MPI_Datatype recv_type, int root, MPI_Comm comm,
                            MPI_Request* request) {
-  return collective(
+  return keyed(
       PMPI_Igather(send, send_count, send_type, recv, recv_count, recv_type, root, comm, request),
-      comm, [&](int n, int r, rp::Sends& out) {
-        rp::gather(n, r, root, bytes_of(send_count, send_type), out);
-      });
+      comm, Algorithm::kGather, send_count, send_type, root);
 }
 
 extern "C" int MPI_Iscatter(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                             int recv_count, MPI_Datatype recv_type, int root, MPI_Comm comm,
                             MPI_Request* request) {
-  return collective(
+  return keyed(
       PMPI_Iscatter(send, send_count, send_type, recv, recv_count, recv_type, root, comm, request),
-      comm, [&](int n, int r, rp::Sends& out) {
-        rp::scatter(n, r, root, bytes_of(send_count, send_type), out);
-      });
+      comm, Algorithm::kScatter, send_count, send_type, root);
 }
 
 extern "C" int MPI_Iallgather(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                               int recv_count, MPI_Datatype recv_type, MPI_Comm comm,
                               MPI_Request* request) {
-  return collective(
+  return keyed(
       PMPI_Iallgather(send, send_count, send_type, recv, recv_count, recv_type, comm, request),
-      comm, [&](int n, int r, rp::Sends& out) {
-        rp::allgather(n, r, bytes_of(recv_count, recv_type), out);
-      });
+      comm, Algorithm::kAllgather, recv_count, recv_type, 0);
 }
 
 extern "C" int MPI_Ialltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv,
                              int recv_count, MPI_Datatype recv_type, MPI_Comm comm,
                              MPI_Request* request) {
-  return collective(
+  return keyed(
       PMPI_Ialltoall(send, send_count, send_type, recv, recv_count, recv_type, comm, request), comm,
-      [&](int n, int r, rp::Sends& out) {
-        rp::pairwise(n, r, bytes_of(recv_count, recv_type), out);
-      });
+      Algorithm::kPairwise, recv_count, recv_type, 0);
 }
 
 extern "C" int MPI_Ireduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type,
                                          MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  return collective(
-      PMPI_Ireduce_scatter_block(send, recv, count, type, op, comm, request), comm,
-      [&](int n, int r, rp::Sends& out) { rp::pairwise(n, r, bytes_of(count, type), out); });
+  return keyed(PMPI_Ireduce_scatter_block(send, recv, count, type, op, comm, request), comm,
+               Algorithm::kPairwise, count, type, 0);
 }
 
 extern "C" int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  return collective(PMPI_Ibarrier(comm, request), comm,
-                    [&](int n, int r, rp::Sends& out) { rp::barrier(n, r, out); });
+  return keyed(PMPI_Ibarrier(comm, request), comm, Algorithm::kBarrier, 0, MPI_DATATYPE_NULL, 0);
 }
 
 extern "C" int MPI_Ialltoallv(const void* send, const int send_counts[], const int send_displs[],

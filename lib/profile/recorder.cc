@@ -29,9 +29,35 @@ struct State {
     std::int64_t bytes;
   };
   std::unordered_map<MPI_Request, Persistent> persistent;
+  // The last keyed collective (below MPI_THREAD_MULTIPLE only): its sends
+  // in world ranks, counted once when recorded, and the calls since that
+  // repeated it, added at the next flush.
+  struct Repeat {
+    bool valid = false;
+    CollectiveKey key;
+    std::vector<Send> sends;  // to: a world rank
+    std::int64_t times = 0;
+  } repeat;
 };
 
-int free_translation(MPI_Comm, int, void* value, void*) {
+State* state();
+void add(State& s, int world_dest, std::int64_t bytes, std::int64_t messages);
+
+void flush(State& s) {
+  State::Repeat& r = s.repeat;
+  if (r.times > 0) {
+    for (const Send& send : r.sends) add(s, send.to, send.bytes * r.times, send.messages * r.times);
+  }
+  r.times = 0;
+}
+
+// The attribute's deletion (MPI_Comm_free): a freed handle may come back
+// as another communicator, so its repeats are added now.
+int free_translation(MPI_Comm comm, int, void* value, void*) {
+  if (State* s = state(); s != nullptr && s->repeat.valid && s->repeat.key.comm == comm) {
+    flush(*s);
+    s->repeat.valid = false;
+  }
   delete static_cast<CommInfo*>(value);
   return MPI_SUCCESS;
 }
@@ -223,6 +249,32 @@ void record_sends(const CommInfo& comm, const Sends& sends) {
   for (const Send& send : sends) add(*s, to_world(*s, comm, send.to), send.bytes, send.messages);
 }
 
+bool repeat_last(const CollectiveKey& key) {
+  State* s = state();
+  if (s == nullptr || s->threads_at_once || !s->repeat.valid || !(s->repeat.key == key)) {
+    return false;
+  }
+  ++s->repeat.times;
+  return true;
+}
+
+void record_keyed(const CollectiveKey& key, const CommInfo& comm, const Sends& sends) {
+  State* s = state();
+  if (s == nullptr) return;
+  if (s->threads_at_once) {
+    record_sends(comm, sends);
+    return;
+  }
+  flush(*s);
+  State::Repeat& r = s->repeat;
+  r.valid = true;
+  r.key = key;
+  r.sends.clear();
+  for (const Send& send : sends)
+    r.sends.push_back({to_world(*s, comm, send.to), send.bytes, send.messages});
+  for (const Send& send : r.sends) add(*s, send.to, send.bytes, send.messages);
+}
+
 Sends& scratch_sends() {
   thread_local Sends buffer RANKSHAPE_FAST_TLS;
   buffer.clear();
@@ -270,6 +322,8 @@ int write_at_finalize() {
       PMPI_Group_free(&s.world_group);
     }
   } release{*s};
+  flush(*s);
+  s->repeat.valid = false;
   std::vector<std::int64_t> mine;  // (to, bytes, messages) for every rank sent to
   for (int r = 0; r < s->size; ++r) {
     const std::int64_t b = s->bytes[r].load(std::memory_order_relaxed);

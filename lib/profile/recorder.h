@@ -8,7 +8,9 @@
 // oneself are not counted. A communicator's description (this process's
 // rank, the size, every rank's world rank) is made once and kept as an
 // attribute of it (dropped with it): a call then asks MPI only for its
-// datatype's size. Counting is thread-safe (atomic additions, locked under
+// datatype's size. A collective that repeats the last one (same call,
+// communicator, bytes and root) is only counted, and its sends added later
+// (repeat_last()). Counting is thread-safe (atomic additions, locked under
 // MPI_THREAD_MULTIPLE only).
 #ifndef RANKSHAPE_LIB_PROFILE_RECORDER_H_
 #define RANKSHAPE_LIB_PROFILE_RECORDER_H_
@@ -44,6 +46,27 @@ const CommInfo* comm_info(MPI_Comm comm);
 void record_send(MPI_Comm comm, int dest, int count, MPI_Datatype type);
 /// Counts a collective's sends from this rank (ranks of comm).
 void record_sends(const CommInfo& comm, const Sends& sends);
+/// What decides a collective's sends from this rank, when its arguments
+/// are one block size (not per-rank counts): the call, its communicator,
+/// the bytes and the root.
+struct CollectiveKey {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int call = 0;  // which collective (the caller's numbering)
+  std::int64_t bytes = 0;
+  int root = 0;
+  bool operator==(const CollectiveKey& o) const {
+    return comm == o.comm && call == o.call && bytes == o.bytes && root == o.root;
+  }
+};
+/// Below MPI_THREAD_MULTIPLE: if key is the last keyed collective's,
+/// counts the call as one more repeat of it and returns true (its sends
+/// are added at MPI_Finalize, when its communicator is freed, or when
+/// another keyed collective comes). A loop of small collectives then costs
+/// a comparison per call. False otherwise, and under MPI_THREAD_MULTIPLE.
+bool repeat_last(const CollectiveKey& key);
+/// Counts a keyed collective's sends (ranks of comm), and remembers them
+/// for repeat_last().
+void record_keyed(const CollectiveKey& key, const CommInfo& comm, const Sends& sends);
 /// This thread's buffer for a collective's sends, emptied (its capacity
 /// kept: no allocation per call once warm).
 Sends& scratch_sends();

@@ -2,7 +2,8 @@
 // exactly: every kind of send it counts (blocking, nonblocking, persistent,
 // sendrecv, on MPI_COMM_WORLD and on a split communicator, to
 // MPI_PROC_NULL and to oneself, which are not counted) and the nine
-// collectives, their vector and nonblocking forms, and neighbourhood
+// collectives (some repeated in a row, one on a communicator freed with
+// repeats pending and followed by another), their vector and nonblocking forms, and neighbourhood
 // collectives on a ring and a distributed graph. After MPI_Finalize, rank 0 reads the traffic file
 // the profiler wrote and compares it pair by pair with what the program sent, the collectives as
 // lib/profile/algorithms.h states them. Exits non-zero on any difference.
@@ -53,15 +54,27 @@ void expected_from(int r, int p, Counts& out) {
   add((r + 1) % p, 3 * 2 * 4, 3);             // MPI_Send_init, 3 starts of 2 ints
   add(sub((sub_rank + 1) % sub_size), 4, 1);  // MPI_Send on the split
   add_all(profile::sends_of(profile::bcast, p, r, p - 1, 10 * 4), world);  // 10 ints from p - 1
-  add_all(profile::sends_of(profile::allreduce, p, r, 8), world);          // 1 double
-  add_all(profile::sends_of(profile::barrier, p, r), world);               //
-  add_all(profile::sends_of(profile::pairwise, p, r, 2 * 4), world);       // alltoall, 2 ints each
-  add_all(profile::sends_of(profile::gather, p, r, 0, 3 * 4), world);      // 3 ints to 0
-  add_all(profile::sends_of(profile::allgather, p, r, 4), world);          // 1 int each
-  add_all(profile::sends_of(profile::reduce, p, r, 0, 4 * 4), world);      // 4 ints to 0
-  add_all(profile::sends_of(profile::scatter, p, r, 0, 5), world);         // 5 chars each from 0
+  for (int i = 0; i < 3; ++i) {  // 1 double, 3 times in a row (counted as repeats)
+    add_all(profile::sends_of(profile::allreduce, p, r, 8), world);
+  }
+  add_all(profile::sends_of(profile::barrier, p, r), world);           //
+  add_all(profile::sends_of(profile::pairwise, p, r, 2 * 4), world);   // alltoall, 2 ints each
+  add_all(profile::sends_of(profile::gather, p, r, 0, 3 * 4), world);  // 3 ints to 0
+  add_all(profile::sends_of(profile::allgather, p, r, 4), world);      // 1 int each
+  add_all(profile::sends_of(profile::reduce, p, r, 0, 4 * 4), world);  // 4 ints to 0
+  add_all(profile::sends_of(profile::scatter, p, r, 0, 5), world);     // 5 chars each from 0
   add_all(profile::sends_of(profile::pairwise, p, r, 4), world);  // reduce_scatter_block, 1 int
-  add_all(profile::sends_of(profile::allreduce, sub_size, sub_rank, 4), sub);  // 1 int on the split
+  for (int i = 0; i < 4; ++i) {  // 1 int on the split, 4 times in a row
+    add_all(profile::sends_of(profile::allreduce, sub_size, sub_rank, 4), sub);
+  }
+  // Then, after the split is freed, twice on the halves of the world (a
+  // new communicator that may get the freed one's handle).
+  const int low = (p + 1) / 2, half_size = r < low ? low : p - low,
+            half_rank = r < low ? r : r - low;
+  const auto half = [&](int s) { return r < low ? s : low + s; };
+  for (int i = 0; i < 2; ++i) {
+    add_all(profile::sends_of(profile::allreduce, half_size, half_rank, 4), half);
+  }
   // The vector forms: rank j's block is j + 1 ints (scatterv: j + 2).
   std::vector<std::int64_t> plus1(static_cast<std::size_t>(p)), plus2(plus1.size()),
       ones(plus1.size(), 4);
@@ -139,7 +152,9 @@ void communicate(int r, int p) {
   std::vector<int> many(static_cast<std::size_t>(4 * p + 16)), more(many.size());
   check(MPI_Bcast(many.data(), 10, MPI_INT, p - 1, MPI_COMM_WORLD), "MPI_Bcast");
   double d = 1, sum = 0;
-  check(MPI_Allreduce(&d, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+  for (int i = 0; i < 3; ++i) {
+    check(MPI_Allreduce(&d, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+  }
   check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
   check(MPI_Alltoall(many.data(), 2, MPI_INT, more.data(), 2, MPI_INT, MPI_COMM_WORLD),
         "MPI_Alltoall");
@@ -154,8 +169,16 @@ void communicate(int r, int p) {
   check(MPI_Reduce_scatter_block(many.data(), more.data(), 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
         "MPI_Reduce_scatter_block");
   int one = 1, total = 0;
-  check(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, sub), "MPI_Allreduce");
+  for (int i = 0; i < 4; ++i) {
+    check(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, sub), "MPI_Allreduce");
+  }
   check(MPI_Comm_free(&sub), "MPI_Comm_free");
+  MPI_Comm halves;
+  check(MPI_Comm_split(MPI_COMM_WORLD, r < (p + 1) / 2 ? 0 : 1, r, &halves), "MPI_Comm_split");
+  for (int i = 0; i < 2; ++i) {
+    check(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, halves), "MPI_Allreduce");
+  }
+  check(MPI_Comm_free(&halves), "MPI_Comm_free");
   // The vector forms.
   std::vector<int> plus1(static_cast<std::size_t>(p)), plus2(plus1.size()), at(plus1.size()),
       at2(plus1.size()), unit(plus1.size(), 1);
