@@ -247,7 +247,7 @@ def orderings_for(a, d, traffic, costs, slots, shape, placement_file=None):
 def evaluate_all(a, d, traffic, costs, orderings):
     """Every ordering's figures from one `evaluate --traffic` run: {name:
     labelling json}."""
-    names = [n for n in ORDERINGS if n != "identity" and n in orderings and orderings[n][0]]
+    names = [n for n in orderings if n != "identity" and orderings[n][0]]
     out = os.path.join(d, "evaluate.json")
     cmd = [os.path.join(a.bin, "evaluate"), "--costs", costs, "--traffic", traffic, "--json", out]
     for n in names:
@@ -340,6 +340,102 @@ def write_quality_md(a, rows):
               "(%.0f%%), and within 2%% of it in %d." % (total - worse, total,
                                                          100.0 * (total - worse) / max(total, 1), within)]
     path = os.path.join(a.out, "graph_quality.md")
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
+
+
+# The speed part: rankshape's mapping time against VieM's three presets at
+# 1,024 ranks, on the machines with a hierarchy (VieM needs one).
+SPEED_INSTANCES = ["mesh2d-1024", "mesh3d-1024", "rgg-1024", "powerlaw-1024"]
+SPEED_MACHINES = [("lvl2", "block"), ("lvl3", "block"), ("lvl3", "scattered")]
+VIEM_PRESETS = ["fast", "eco", "strong"]
+
+
+def speed_part(a):
+    """Each mapper --reps times per case (median wall time of its process,
+    files read and written included); each mapping's objective."""
+    if not a.viem:
+        sys.exit("graph_bench: --parts speed needs --viem")
+    rows = []
+    for name, p, kind, _ in SYNTHETIC:
+        if name not in SPEED_INSTANCES or (a.instances and name not in a.instances):
+            continue
+        for mkind, placement in SPEED_MACHINES:
+            config = "%s-%s" % (mkind, placement)
+            d = os.path.join(a.out, "graph", "speed", name, config)
+            os.makedirs(d, exist_ok=True)
+            traffic = os.path.join(d, "traffic.traffic")
+            synthetic(name, p, kind, traffic)
+            costs, slots, shape = make_machine(a, d, p, mkind, placement)
+            cores, per_rack, racks = shape
+            levels = [(cores, COST_NODE), (per_rack, COST_RACK)] + ([(racks, COST_NETWORK)] if racks > 1 else [])
+            graph = os.path.join(d, "traffic.graph")
+            metis_graph(traffic, graph)
+            mappers = {OURS: [os.path.join(a.bin, "relabel"), "--costs", costs, "--traffic", traffic,
+                              "--quiet", "--algorithm", "auto", "--time-limit", "60",
+                              "--perm", os.path.join(d, OURS + ".perm")]}
+            for preset in VIEM_PRESETS:
+                mappers["viem-" + preset] = [
+                    a.viem, graph, "--preconfiguration_mapping=" + preset,
+                    "--hierarchy_parameter_string=" + ":".join(str(n) for n, _ in levels),
+                    "--distance_parameter_string=" + ":".join(str(c) for _, c in levels),
+                    "--output_filename=" + os.path.join(d, "viem-%s.out" % preset)]
+            seconds = {n: [] for n in mappers}
+            for _ in range(a.reps):  # the mappers in turn, so that all see the same machine
+                for n, cmd in mappers.items():
+                    status, t = sb.run(cmd, os.path.join(d, n + ".log"), check=False)
+                    if status != 0:
+                        sys.exit("graph_bench: %s failed on %s %s: see %s" % (n, name, config,
+                                                                              os.path.join(d, n + ".log")))
+                    seconds[n].append(t)
+            orderings = {OURS: (os.path.join(d, OURS + ".perm"), 0, "")}
+            for preset in VIEM_PRESETS:
+                pes = [int(l) for l in open(os.path.join(d, "viem-%s.out" % preset)) if l.strip()]
+                perm = os.path.join(d, "viem-%s.perm" % preset)
+                perm_from_slots(pes, slots, perm, "VieM " + preset)
+                orderings["viem-" + preset] = (perm, 0, "")
+            evals = evaluate_all(a, d, traffic, costs, orderings)
+            for n in mappers:
+                rows.append({"instance": name, "machine": config, "mapper": n,
+                             "objective": evals[n]["objective"],
+                             "median_seconds": "%.4f" % sorted(seconds[n])[len(seconds[n]) // 2],
+                             "seconds": " ".join("%.4f" % t for t in seconds[n])})
+            print("speed %s %s: %s" % (name, config, ", ".join(
+                "%s %.4g in %.3f s" % (r["mapper"], r["objective"], float(r["median_seconds"]))
+                for r in rows[-len(mappers):])), flush=True)
+    if rows:
+        sb.write_csv(os.path.join(a.out, "graph_speed.csv"), rows)
+        write_speed_md(a, rows)
+    return rows
+
+
+def write_speed_md(a, rows):
+    cases = {}
+    for r in rows:
+        cases.setdefault((r["instance"], r["machine"]), {})[r["mapper"]] = r
+    names = [OURS] + ["viem-" + p for p in VIEM_PRESETS]
+    lines = ["# Traffic graphs: mapping time against VieM", "",
+             "Written by `bench/graph_bench.sh --parts speed --reps %d` (%s). Each mapper's process "
+             "runs %d times per case, the mappers in turn; seconds: the median wall time (files "
+             "read and written included). Objective: `cost`, lower is better. speedup: the VieM "
+             "preset's time over rankshape's, where rankshape's objective is equal or better "
+             "(else the objective ratio, marked worse)." % (a.reps, time.strftime("%Y-%m-%d"), a.reps), "",
+             "| instance | machine | " + " | ".join("%s: objective, s" % n for n in names) +
+             " | " + " | ".join("vs %s" % n for n in names[1:]) + " |",
+             "|---|---|" + "---|" * (2 * len(names) - 1)]
+    for (inst, config), o in cases.items():
+        ours = o[OURS]
+        cells = ["%.4g, %s" % (float(o[n]["objective"]), o[n]["median_seconds"]) for n in names]
+        versus = []
+        for n in names[1:]:
+            ratio = float(ours["objective"]) / float(o[n]["objective"])
+            if ratio <= 1 + 1e-9:
+                versus.append("%.1fx" % (float(o[n]["median_seconds"]) / float(ours["median_seconds"])))
+            else:
+                versus.append("worse (%.4f)" % ratio)
+        lines.append("| %s | %s | %s | %s |" % (inst, config, " | ".join(cells), " | ".join(versus)))
+    path = os.path.join(a.out, "graph_speed.md")
     with open(path + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")
     os.replace(path + ".tmp", path)
@@ -478,10 +574,15 @@ def main():
     a.instances = [x for x in a.instances.split(",") if x]
     a.configs = [x for x in a.configs.split(",") if x]
     parts = a.parts.split(",")
+    unknown = [x for x in parts if x not in ("quality", "time", "speed")]
+    if unknown:
+        sys.exit("graph_bench: unknown part(s) %s: expected quality, time, speed" % ",".join(unknown))
     if "quality" in parts:
         quality(a)
     if "time" in parts:
         time_part(a)
+    if "speed" in parts:
+        speed_part(a)
 
 
 if __name__ == "__main__":

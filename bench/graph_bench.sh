@@ -5,7 +5,7 @@
 # (METIS k-way along the machine's levels, parts in machine order: relabel
 # --algorithm metis), VieM and TreeMatch.
 #   bench/graph_bench.sh [--viem PATH] [--treematch PATH] [--out DIR]
-#                        [--parts quality,time] [--instances NAME,...]
+#                        [--parts quality,time,speed] [--instances NAME,...]
 #                        [--configs NAME,...] [--reps R]
 # Instances: synthetic graphs (2-D and 3-D meshes, random geometric,
 #   power-law) at 1,024 and 4,096 ranks, and the traffic of five profiled
@@ -19,6 +19,9 @@
 #   on 2- and 3-level platforms (data/platforms), block and scattered, at
 #   64 ranks (the mini-apps) and 1,024 (synthetic); costs measured in the
 #   simulation, orderings computed offline, all timed in one simulation.
+# speed (not run by default): rankshape's mapping time against VieM's
+#   three presets (fast, eco, strong) at 1,024 ranks, each mapper --reps
+#   times in turn, with every mapping's objective; needs --viem.
 # --viem PATH: VieM's `viem` binary, built outside this repository from
 #   its public source (github schulzchristian/VieM: cmake, make); called as
 #   viem GRAPH --hierarchy_parameter_string=C:N:R
@@ -28,7 +31,8 @@
 #   treematch_map TRAFFIC --arity R,N,C --cost 40,10,1 --bytes-per-message
 #   4096 --optimize -o OUT (line i: the core of process i), built outside
 #   this repository. Without either, that peer's column says so.
-# Writes DIR/graph_quality.{csv,md} and DIR/graph_time.{csv,md} (default
+# Writes DIR/graph_quality.{csv,md}, DIR/graph_time.{csv,md} and
+# DIR/graph_speed.{csv,md} (default
 # bench/results) and every run's files under DIR/graph/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
