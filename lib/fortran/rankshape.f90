@@ -17,6 +17,12 @@
 !   call MPI_Cart_shift(cart, 0, 1, down, up)
 !   call rankshape_free(shape)             ! before MPI_Finalize
 !
+! Any traffic graph instead of a grid: this rank's partners (ranks of comm,
+! from 0) and what it sends each (optional, 1 each if absent):
+!   call rankshape_relabel_graph_comm(MPI_COMM_WORLD, partners, shape, ierror, &
+!                                     weights=bytes)
+!   call rankshape_comm(shape, comm)       ! MPI_Dist_graph_neighbors works
+!
 ! Every argument after ierror is optional and keyword-only in practice:
 ! pattern, objective, source, cost_file, algorithm (strings; rankshape.h
 ! lists the values), seed, time_limit, periods (logical, one per dimension).
@@ -30,7 +36,8 @@ module rankshape
 
   public :: rankshape_shape
   public :: RANKSHAPE_OK, RANKSHAPE_ERR_ARG, RANKSHAPE_ERR_MPI, RANKSHAPE_ERR_INTERNAL
-  public :: rankshape_relabel_comm, rankshape_comm, rankshape_fibre, rankshape_free
+  public :: rankshape_relabel_comm, rankshape_relabel_graph_comm
+  public :: rankshape_comm, rankshape_fibre, rankshape_free
   public :: rankshape_ndims, rankshape_coords, rankshape_new_rank, rankshape_old_rank
   public :: rankshape_objective_before, rankshape_objective_after
   public :: rankshape_last_error, rankshape_last_mpi_error_class, rankshape_version
@@ -46,6 +53,9 @@ module rankshape
   interface rankshape_relabel_comm
     module procedure relabel_comm_handle, relabel_comm_f08
   end interface rankshape_relabel_comm
+  interface rankshape_relabel_graph_comm
+    module procedure relabel_graph_handle, relabel_graph_f08
+  end interface rankshape_relabel_graph_comm
   interface rankshape_comm
     module procedure comm_handle, comm_f08
   end interface rankshape_comm
@@ -67,6 +77,20 @@ module rankshape
       integer(c_int), value :: nperiods
       type(c_ptr), intent(out) :: shape
     end function c_relabel_comm_f
+    integer(c_int) function c_relabel_graph_comm_f(comm, degree, partners, weights, nweights, &
+                                                   objective, source, cost_file, algorithm, seed, &
+                                                   time_limit, shape) &
+      bind(C, name="rankshape_relabel_graph_comm_f")
+      import :: c_int, c_ptr, c_long_long, c_double
+      integer(c_int), value :: comm, degree
+      integer(c_int), intent(in) :: partners(*)
+      type(c_ptr), value :: weights
+      integer(c_int), value :: nweights
+      type(c_ptr), value :: objective, source, cost_file, algorithm
+      integer(c_long_long), value :: seed
+      real(c_double), value :: time_limit
+      type(c_ptr), intent(out) :: shape
+    end function c_relabel_graph_comm_f
     integer(c_int) function c_comm_f(shape) bind(C, name="rankshape_comm_f")
       import :: c_int, c_ptr
       type(c_ptr), value :: shape
@@ -194,8 +218,69 @@ contains
                              cost_file, algorithm, seed, time_limit, periods)
   end subroutine relabel_comm_f08
 
+  ! Any traffic graph: this rank sends weights(i) (1 each if absent) to
+  ! partners(i), ranks of comm counted from 0 as in MPI. Collective; every
+  ! rank gets the same ierror. rankshape_comm then gives a communicator with
+  ! a distributed graph topology: rank k is vertex k, its neighbours those
+  ! the rank that was k declared.
+  subroutine relabel_graph_handle(comm, partners, shape, ierror, weights, objective, source, &
+                                  cost_file, algorithm, seed, time_limit)
+    integer, intent(in) :: comm
+    integer, intent(in) :: partners(:)
+    type(rankshape_shape), intent(out) :: shape
+    integer, intent(out) :: ierror
+    double precision, intent(in), optional :: weights(:)
+    character(len=*), intent(in), optional :: objective, source, cost_file, algorithm
+    integer(kind=8), intent(in), optional :: seed
+    double precision, intent(in), optional :: time_limit
+    type(c_string), target :: s(4)
+    integer(c_int) :: c_partners(max(1, size(partners)))
+    real(c_double), allocatable, target :: c_weights(:)
+    integer(c_long_long) :: c_seed
+    real(c_double) :: c_time_limit
+    type(c_ptr) :: weights_ptr
+    integer(c_int) :: nweights
+
+    c_seed = 1
+    if (present(seed)) c_seed = seed
+    c_time_limit = 5
+    if (present(time_limit)) c_time_limit = time_limit
+    weights_ptr = c_null_ptr
+    nweights = 0
+    if (present(weights)) then
+      ! The C side checks the count on every rank and says what is wrong.
+      nweights = size(weights)
+      allocate (c_weights(max(1, nweights)))
+      c_weights(1:nweights) = weights
+      weights_ptr = c_loc(c_weights)
+    end if
+    c_partners(1:size(partners)) = partners
+    call to_c(s(1), objective)
+    call to_c(s(2), source)
+    call to_c(s(3), cost_file)
+    call to_c(s(4), algorithm)
+    ierror = c_relabel_graph_comm_f(comm, size(partners), c_partners, weights_ptr, nweights, &
+                                    ptr(s(1)), ptr(s(2)), ptr(s(3)), ptr(s(4)), c_seed, &
+                                    c_time_limit, shape%handle)
+  end subroutine relabel_graph_handle
+
+  subroutine relabel_graph_f08(comm, partners, shape, ierror, weights, objective, source, &
+                               cost_file, algorithm, seed, time_limit)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: partners(:)
+    type(rankshape_shape), intent(out) :: shape
+    integer, intent(out) :: ierror
+    double precision, intent(in), optional :: weights(:)
+    character(len=*), intent(in), optional :: objective, source, cost_file, algorithm
+    integer(kind=8), intent(in), optional :: seed
+    double precision, intent(in), optional :: time_limit
+    call relabel_graph_handle(comm%MPI_VAL, partners, shape, ierror, weights, objective, source, &
+                              cost_file, algorithm, seed, time_limit)
+  end subroutine relabel_graph_f08
+
   ! The shaped communicator: rank i is grid position i, with the grid's
-  ! cartesian topology. Owned by shape (do not free it).
+  ! cartesian topology (a graph's: its distributed graph topology). Owned
+  ! by shape (do not free it).
   subroutine comm_handle(shape, comm)
     type(rankshape_shape), intent(in) :: shape
     integer, intent(out) :: comm

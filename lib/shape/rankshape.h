@@ -109,6 +109,12 @@ int rankshape_relabel_comm_f(MPI_Fint comm, int ndims, const int dims[], const c
                              const char* objective, const char* source, const char* cost_file,
                              const char* algorithm, long long seed, double time_limit,
                              const int* periods, int nperiods, rankshape_shape** shape);
+/* rankshape_relabel_graph_comm for the module: weights NULL (1 each) or
+ * nweights entries (an error unless nweights == degree). */
+int rankshape_relabel_graph_comm_f(MPI_Fint comm, int degree, const int partners[],
+                                   const double weights[], int nweights, const char* objective,
+                                   const char* source, const char* cost_file, const char* algorithm,
+                                   long long seed, double time_limit, rankshape_shape** shape);
 MPI_Fint rankshape_comm_f(const rankshape_shape* shape);
 MPI_Fint rankshape_fibre_f(const rankshape_shape* shape, int k);
 /* Copies the last error's message into buffer (size bytes, NUL-terminated,

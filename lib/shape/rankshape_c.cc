@@ -140,9 +140,12 @@ int rankshape_relabel_comm(MPI_Comm comm, int ndims, const int dims[],
   return relabel_comm(comm, ndims, dims, options, ndims, shape);
 }
 
-int rankshape_relabel_graph_comm(MPI_Comm comm, int degree, const int partners[],
-                                 const double weights[], const rankshape_options* options,
-                                 rankshape_shape** shape) {
+namespace {
+
+// rankshape_relabel_graph_comm; nweights: the count of weights given (-1:
+// not given, so any count goes), checked with the rest on every rank.
+int relabel_graph_comm(MPI_Comm comm, int degree, const int partners[], const double weights[],
+                       int nweights, const rankshape_options* options, rankshape_shape** shape) {
   return guarded("rankshape_relabel_graph_comm", shape, [&] {
     const int p = size_of(comm);
     rankshape::ShapeOptions so;
@@ -152,6 +155,10 @@ int rankshape_relabel_graph_comm(MPI_Comm comm, int degree, const int partners[]
     try {
       if (degree < 0 || (degree > 0 && !partners)) {
         throw std::invalid_argument("needs degree >= 0 and degree partners");
+      }
+      if (nweights >= 0 && nweights != degree) {
+        throw std::invalid_argument(std::to_string(nweights) + " weights for " +
+                                    std::to_string(degree) + " partners");
       }
       if (options && options->pattern && std::string(options->pattern) != "graph") {
         throw std::invalid_argument(std::string("pattern '") + options->pattern +
@@ -167,6 +174,30 @@ int rankshape_relabel_graph_comm(MPI_Comm comm, int degree, const int partners[]
     *shape = new rankshape_shape{rankshape::relabel_graph_comm(
         comm, rankshape::gather_graph(comm, my_partners, my_weights), so)};
   });
+}
+
+}  // namespace
+
+int rankshape_relabel_graph_comm(MPI_Comm comm, int degree, const int partners[],
+                                 const double weights[], const rankshape_options* options,
+                                 rankshape_shape** shape) {
+  return relabel_graph_comm(comm, degree, partners, weights, -1, options, shape);
+}
+
+int rankshape_relabel_graph_comm_f(MPI_Fint comm, int degree, const int partners[],
+                                   const double weights[], int nweights, const char* objective,
+                                   const char* source, const char* cost_file, const char* algorithm,
+                                   long long seed, double time_limit, rankshape_shape** shape) {
+  rankshape_options o;
+  rankshape_options_init(&o);
+  if (objective) o.objective = objective;
+  if (source) o.source = source;
+  if (cost_file) o.cost_file = cost_file;
+  if (algorithm) o.algorithm = algorithm;
+  o.seed = static_cast<unsigned long long>(seed);
+  o.time_limit = time_limit;
+  return relabel_graph_comm(MPI_Comm_f2c(comm), degree, partners, weights, weights ? nweights : -1,
+                            &o, shape);
 }
 
 int rankshape_relabel_comm_f(MPI_Fint comm, int ndims, const int dims[], const char* pattern,

@@ -11,6 +11,8 @@
 #   - examples/cpp with CMake and find_package(rankshape);
 #   - examples/fortran/halo_mpi.f90 (use mpi) and halo_f08.f90 (use
 #     mpi_f08) with mpif90 $(pkg-config ... rankshape-fortran);
+#   - examples/fortran/graph_f08.f90: a traffic graph through the module,
+#     heavy pairs {0,1} {2,3} on one node each; bad weights refused;
 #   - unmodified C and Fortran (use mpi, use mpi_f08) stencil programs with
 #     the prefix's librankshape_cart.so preloaded;
 #   - unmodified Fortran (use mpi, use mpi_f08) programs with graph
@@ -129,6 +131,37 @@ for f in halo_mpi halo_f08; do
     grep -q "^rankshape $version$" "$work/$f.out" || fail "$f: rankshape_version() is not $version"
   fi
 done
+
+# A traffic graph from Fortran (use mpi_f08, the module's
+# rankshape_relabel_graph_comm): heavy pairs {0,1} and {2,3} must land on
+# one node each; the program checks its neighbours and a neighbour
+# alltoall. Weights that do not match the partners: one message, exit 1.
+if build graph_f08 "$fc" -Wall -Werror "$repo/examples/fortran/graph_f08.f90" \
+  $(pkg-config --cflags --libs rankshape-fortran) -Wl,-rpath,"$libdir" -o "$work/graph_f08"; then
+  out=$work/graph_f08.out
+  if launch 4 -- "$work/graph_f08" "$costs" >"$out" 2>"$work/graph_f08.err" &&
+    grep -q "^checks ok" "$out" &&
+    awk '$1 == "vertex" { world[$2] = $4; ++n }
+      END { exit !(n == 4 && world[0] % 2 == world[1] % 2 && world[2] % 2 == world[3] % 2) }' "$out"; then
+    echo "ok ($mpi): graph_f08: heavy pairs on one node each, neighbours as declared"
+  else
+    fail "graph_f08: heavy pairs split across nodes, or its checks failed"
+    cat "$out" "$work/graph_f08.err" >&2
+  fi
+  bad=$work/graph_f08_bad.f90
+  sed 's/weights=weights/weights=weights(1:1)/' "$repo/examples/fortran/graph_f08.f90" >"$bad"
+  if build graph_f08-bad "$fc" "$bad" $(pkg-config --cflags --libs rankshape-fortran) \
+    -Wl,-rpath,"$libdir" -o "$work/graph_f08_bad"; then
+    if launch 4 -- "$work/graph_f08_bad" "$costs" >"$work/graph_bad.out" 2>"$work/graph_bad.err"; then
+      fail "graph_f08 with 1 weight for 2 partners: exit 0"
+    elif [ "$(grep -c "graph_f08: .*1 weights for 2 partners" "$work/graph_bad.err")" -eq 1 ]; then
+      echo "ok ($mpi): graph_f08 with 1 weight for 2 partners: one message naming it, non-zero exit"
+    else
+      fail "graph_f08 with 1 weight for 2 partners: not one message naming it"
+      cat "$work/graph_bad.err" >&2
+    fi
+  fi
+fi
 
 # Unmodified programs, the drop-in preloaded.
 preload=$prefix/lib/librankshape_cart.so
