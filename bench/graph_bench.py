@@ -340,9 +340,7 @@ def write_quality_md(a, rows):
               "(%.0f%%), and within 2%% of it in %d." % (total - worse, total,
                                                          100.0 * (total - worse) / max(total, 1), within)]
     path = os.path.join(a.out, "graph_quality.md")
-    with open(path + ".tmp", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(path + ".tmp", path)
+    sb.write_lines(path, lines)
 
 
 # The speed part: rankshape's mapping time against VieM's three presets at
@@ -436,9 +434,7 @@ def write_speed_md(a, rows):
                 versus.append("worse (%.4f)" % ratio)
         lines.append("| %s | %s | %s | %s |" % (inst, config, " | ".join(cells), " | ".join(versus)))
     path = os.path.join(a.out, "graph_speed.md")
-    with open(path + ".tmp", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(path + ".tmp", path)
+    sb.write_lines(path, lines)
 
 
 def platform_shape(platform):
@@ -554,9 +550,7 @@ def write_time_md(a, rows):
             "%.2fx" % (t("identity") / ours) if ours and t("identity") else "",
             "%.3f" % rho if rho is not None else ""))
     path = os.path.join(a.out, "graph_time.md")
-    with open(path + ".tmp", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(path + ".tmp", path)
+    sb.write_lines(path, lines)
 
 
 def main():

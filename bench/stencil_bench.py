@@ -328,6 +328,13 @@ def quality(a):
     return rows
 
 
+def write_lines(path, lines):
+    """Writes lines to path, atomically (a copy renamed into place)."""
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
+
+
 def write_csv(path, rows):
     with open(path + ".tmp", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
@@ -378,9 +385,7 @@ def write_quality_md(a, rows):
                    else "worse")
         lines.append("| %s | %g | %g | %g | %g | %s |" % (case, bp, mp, bb, mb, verdict))
     path = os.path.join(a.out, "stencil_quality.md")
-    with open(path + ".tmp", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(path + ".tmp", path)
+    write_lines(path, lines)
 
 
 def smpi(a, platform, hostfile, np_, cmd, log):
@@ -535,9 +540,7 @@ def write_time_md(a, rows):
             key[0], key[1], key[2], key[3], key[4], "64 KiB" if key[5] == "65536" else "1 MiB",
             " | ".join(cells), vs_peer, vs_id, rho))
     path = os.path.join(a.out, "stencil_time.md")
-    with open(path + ".tmp", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(path + ".tmp", path)
+    write_lines(path, lines)
 
 
 def smpi_version():

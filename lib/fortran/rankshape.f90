@@ -175,10 +175,7 @@ contains
     type(c_ptr) :: periods_ptr
     integer(c_int) :: nperiods
 
-    c_seed = 1
-    if (present(seed)) c_seed = seed
-    c_time_limit = 5
-    if (present(time_limit)) c_time_limit = time_limit
+    call search_options(seed, time_limit, c_seed, c_time_limit)
     periods_ptr = c_null_ptr
     nperiods = 0
     if (present(periods)) then
@@ -241,10 +238,7 @@ contains
     type(c_ptr) :: weights_ptr
     integer(c_int) :: nweights
 
-    c_seed = 1
-    if (present(seed)) c_seed = seed
-    c_time_limit = 5
-    if (present(time_limit)) c_time_limit = time_limit
+    call search_options(seed, time_limit, c_seed, c_time_limit)
     weights_ptr = c_null_ptr
     nweights = 0
     if (present(weights)) then
@@ -391,6 +385,18 @@ contains
       n = n + 1
     end do
   end subroutine c_f_string
+
+  ! The C call's seed and time limit: those given, else 1 and 5 s.
+  subroutine search_options(seed, time_limit, c_seed, c_time_limit)
+    integer(kind=8), intent(in), optional :: seed
+    double precision, intent(in), optional :: time_limit
+    integer(c_long_long), intent(out) :: c_seed
+    real(c_double), intent(out) :: c_time_limit
+    c_seed = 1
+    if (present(seed)) c_seed = seed
+    c_time_limit = 5
+    if (present(time_limit)) c_time_limit = time_limit
+  end subroutine search_options
 
   subroutine to_c(s, text)
     type(c_string), intent(out) :: s

@@ -176,6 +176,23 @@ int relabel_graph_comm(MPI_Comm comm, int degree, const int partners[], const do
   });
 }
 
+// The options the Fortran module passes one by one (NULL strings: the
+// defaults).
+rankshape_options fortran_options(const char* pattern, const char* objective, const char* source,
+                                  const char* cost_file, const char* algorithm, long long seed,
+                                  double time_limit) {
+  rankshape_options o;
+  rankshape_options_init(&o);
+  if (pattern) o.pattern = pattern;
+  if (objective) o.objective = objective;
+  if (source) o.source = source;
+  if (cost_file) o.cost_file = cost_file;
+  if (algorithm) o.algorithm = algorithm;
+  o.seed = static_cast<unsigned long long>(seed);
+  o.time_limit = time_limit;
+  return o;
+}
+
 }  // namespace
 
 int rankshape_relabel_graph_comm(MPI_Comm comm, int degree, const int partners[],
@@ -188,14 +205,8 @@ int rankshape_relabel_graph_comm_f(MPI_Fint comm, int degree, const int partners
                                    const double weights[], int nweights, const char* objective,
                                    const char* source, const char* cost_file, const char* algorithm,
                                    long long seed, double time_limit, rankshape_shape** shape) {
-  rankshape_options o;
-  rankshape_options_init(&o);
-  if (objective) o.objective = objective;
-  if (source) o.source = source;
-  if (cost_file) o.cost_file = cost_file;
-  if (algorithm) o.algorithm = algorithm;
-  o.seed = static_cast<unsigned long long>(seed);
-  o.time_limit = time_limit;
+  const rankshape_options o =
+      fortran_options(nullptr, objective, source, cost_file, algorithm, seed, time_limit);
   return relabel_graph_comm(MPI_Comm_f2c(comm), degree, partners, weights, weights ? nweights : -1,
                             &o, shape);
 }
@@ -204,15 +215,8 @@ int rankshape_relabel_comm_f(MPI_Fint comm, int ndims, const int dims[], const c
                              const char* objective, const char* source, const char* cost_file,
                              const char* algorithm, long long seed, double time_limit,
                              const int* periods, int nperiods, rankshape_shape** shape) {
-  rankshape_options o;
-  rankshape_options_init(&o);
-  if (pattern) o.pattern = pattern;
-  if (objective) o.objective = objective;
-  if (source) o.source = source;
-  if (cost_file) o.cost_file = cost_file;
-  if (algorithm) o.algorithm = algorithm;
-  o.seed = static_cast<unsigned long long>(seed);
-  o.time_limit = time_limit;
+  rankshape_options o =
+      fortran_options(pattern, objective, source, cost_file, algorithm, seed, time_limit);
   o.periods = periods;
   return relabel_comm(MPI_Comm_f2c(comm), ndims, dims, &o, nperiods, shape);
 }
