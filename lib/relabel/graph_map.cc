@@ -227,7 +227,7 @@ class Mapper {
       split_recursive(graph, vertices, k, sizes[0], j, recursive);
       consider(std::move(recursive));
     }
-    consider(agglomerate(graph, vertices, sizes[0]));
+    if (options_.group_bottom_up) consider(agglomerate(graph, vertices, sizes[0]));
     return best;
   }
 

@@ -35,6 +35,9 @@ struct GraphMapOptions {
   /// Step 2: assign parts to groups by the objective. Without it part i
   /// goes to group i (the plain METIS mapping, a peer baseline).
   bool assign_parts = true;
+  /// Step 1 also tries the bottom-up grouping (as TreeMatch's); off, the
+  /// splits are METIS's alone (the plain METIS mapping).
+  bool group_bottom_up = true;
   /// Bottom-up instead of top-down, where every level's groups are equal:
   /// the vertices into parts of a node's size first, those parts into
   /// groups of a rack's size (METIS on the quotient graph), and so on; then

@@ -439,6 +439,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     GraphMapOptions plain;
     plain.seed = o.seed;
     plain.assign_parts = false;
+    plain.group_bottom_up = false;
     result.labelling = graph_map(costs, *o.objective.graph, o.levels, plain, deadline);
     result.algorithm = "metis(parts in machine order)";
   } else if (a == "metis") {
