@@ -187,6 +187,21 @@ def perm_from_slots(pe_of_vertex, slots, path, comment):
     sb.write_perm(path, [rank_at[pe] for pe in pe_of_vertex], comment)
 
 
+def tree_levels(shape):
+    """(group size, cost) per level of a machine's tree, innermost first."""
+    cores, per_rack, racks = shape
+    return [(cores, COST_NODE), (per_rack, COST_RACK)] + ([(racks, COST_NETWORK)] if racks > 1 else [])
+
+
+def viem_command(viem, graph, levels, result, preset=None):
+    """VieM on graph (METIS format) given the tree levels; its output, line
+    i the PE of vertex i, goes to result."""
+    cmd = [viem, graph, "--hierarchy_parameter_string=" + ":".join(str(n) for n, _ in levels),
+           "--distance_parameter_string=" + ":".join(str(c) for _, c in levels),
+           "--output_filename=" + result]
+    return cmd + (["--preconfiguration_mapping=" + preset] if preset else [])
+
+
 def orderings_for(a, d, traffic, costs, slots, shape, placement_file=None):
     """Writes every ordering's labelling into d; returns {name: (path or
     None, seconds, note)}."""
@@ -200,9 +215,7 @@ def orderings_for(a, d, traffic, costs, slots, shape, placement_file=None):
                                          "--time-limit", "60"],
                                  os.path.join(d, name + ".log"), check=False)
         out[name] = (perm, seconds, "") if status == 0 else (None, seconds, "failed: see %s.log" % name)
-    cores, per_rack, racks = shape if shape else (None, None, None)
-    levels = [(cores, COST_NODE), (per_rack, COST_RACK)] + ([(racks, COST_NETWORK)] if racks > 1 else []) \
-        if shape else None
+    levels = tree_levels(shape) if shape else None
     # VieM: the hierarchy innermost first; output line i = PE of vertex i.
     if not a.viem:
         out["viem"] = (None, 0, "not given (--viem)")
@@ -212,9 +225,7 @@ def orderings_for(a, d, traffic, costs, slots, shape, placement_file=None):
         graph = os.path.join(d, "traffic.graph")
         metis_graph(traffic, graph)
         result = os.path.join(d, "viem.out")
-        cmd = [a.viem, graph, "--hierarchy_parameter_string=" + ":".join(str(n) for n, _ in levels),
-               "--distance_parameter_string=" + ":".join(str(c) for _, c in levels),
-               "--output_filename=" + result]
+        cmd = viem_command(a.viem, graph, levels, result)
         status, seconds = sb.run(cmd, os.path.join(d, "viem.log"), check=False)
         if status == 0 and os.path.exists(result):
             pes = [int(l) for l in open(result) if l.strip()]
@@ -366,19 +377,15 @@ def speed_part(a):
             traffic = os.path.join(d, "traffic.traffic")
             synthetic(name, p, kind, traffic)
             costs, slots, shape = make_machine(a, d, p, mkind, placement)
-            cores, per_rack, racks = shape
-            levels = [(cores, COST_NODE), (per_rack, COST_RACK)] + ([(racks, COST_NETWORK)] if racks > 1 else [])
+            levels = tree_levels(shape)
             graph = os.path.join(d, "traffic.graph")
             metis_graph(traffic, graph)
             mappers = {OURS: [os.path.join(a.bin, "relabel"), "--costs", costs, "--traffic", traffic,
                               "--quiet", "--algorithm", "auto", "--time-limit", "60",
                               "--perm", os.path.join(d, OURS + ".perm")]}
             for preset in VIEM_PRESETS:
-                mappers["viem-" + preset] = [
-                    a.viem, graph, "--preconfiguration_mapping=" + preset,
-                    "--hierarchy_parameter_string=" + ":".join(str(n) for n, _ in levels),
-                    "--distance_parameter_string=" + ":".join(str(c) for _, c in levels),
-                    "--output_filename=" + os.path.join(d, "viem-%s.out" % preset)]
+                mappers["viem-" + preset] = viem_command(
+                    a.viem, graph, levels, os.path.join(d, "viem-%s.out" % preset), preset)
             seconds = {n: [] for n in mappers}
             for _ in range(a.reps):  # the mappers in turn, so that all see the same machine
                 for n, cmd in mappers.items():
