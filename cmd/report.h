@@ -42,6 +42,29 @@ inline nlohmann::json dimensions_json(const Grid& grid, const Evaluation& e) {
   return dims;
 }
 
+/// ", fabric cost F: busiest parent P with load L" for a level with a
+/// shared fabric (LinkLevel::fabric_cost), else nothing.
+inline std::string fabric_text(const LevelTraffic& t) {
+  if (t.fabric_cost == 0) return "";
+  return fmt::format("; fabric cost {:.6g}: busiest parent {} with load {:.6g}", t.fabric_cost,
+                     t.busiest_parent, t.busiest_fabric_load);
+}
+
+/// A level's figures in JSON: those of every pattern, with the names of
+/// its pairs (neighbour pairs, edges) given.
+inline nlohmann::json level_json(const LevelTraffic& t, const char* crossing, const char* busiest) {
+  return {{"groups", t.groups},
+          {"flow_cost", t.flow_cost},
+          {crossing, t.crossing_pairs},
+          {busiest, t.busiest_pairs},
+          {"busiest_group", t.busiest_group},
+          {"busiest_load", t.busiest_load},
+          {"total_load", t.total_load},
+          {"fabric_cost", t.fabric_cost},
+          {"busiest_parent", t.busiest_parent},
+          {"busiest_fabric_load", t.busiest_fabric_load}};
+}
+
 /// A stencil's figures, for people: the busiest rank, then per level of
 /// shared links the neighbour pairs it cuts and the busiest group's share.
 inline void print_stencil(std::ostream& out, const StencilSummary& s) {
@@ -51,26 +74,21 @@ inline void print_stencil(std::ostream& out, const StencilSummary& s) {
     const LevelTraffic& t = s.levels[l];
     out << fmt::format(
         "  level {} ({} groups, flow cost {:.6g}): {} neighbour pairs across, busiest group {} "
-        "with {} (load {:.6g})\n",
+        "with {} (load {:.6g}){}\n",
         l, t.groups, t.flow_cost, t.crossing_pairs, t.busiest_group, t.busiest_pairs,
-        t.busiest_load);
+        t.busiest_load, fabric_text(t));
   }
 }
 
 /// {busiest_rank, busiest_position, mean_rank, messages, concentration,
 ///  levels: [{groups, flow_cost, crossing_pairs, busiest_pairs,
-///            busiest_group, busiest_load, total_load}, ...]}
+///            busiest_group, busiest_load, total_load, fabric_cost,
+///            busiest_parent, busiest_fabric_load}, ...]}
 inline nlohmann::json stencil_json(const Evaluation& e) {
   const StencilSummary& s = *e.stencil;
   nlohmann::json levels = nlohmann::json::array();
   for (const LevelTraffic& t : s.levels) {
-    levels.push_back({{"groups", t.groups},
-                      {"flow_cost", t.flow_cost},
-                      {"crossing_pairs", t.crossing_pairs},
-                      {"busiest_pairs", t.busiest_pairs},
-                      {"busiest_group", t.busiest_group},
-                      {"busiest_load", t.busiest_load},
-                      {"total_load", t.total_load}});
+    levels.push_back(level_json(t, "crossing_pairs", "busiest_pairs"));
   }
   return {{"busiest_rank", s.busiest_rank},
           {"busiest_position", s.busiest_position},
@@ -91,25 +109,20 @@ inline void print_graph(std::ostream& out, const GraphSummary& s) {
     const LevelTraffic& t = s.levels[l];
     out << fmt::format(
         "  level {} ({} groups, flow cost {:.6g}): {} edges across (weight {:.6g}), busiest "
-        "group {} with load {:.6g}\n",
+        "group {} with load {:.6g}{}\n",
         l, t.groups, t.flow_cost, t.crossing_pairs, t.total_load / 2, t.busiest_group,
-        t.busiest_load);
+        t.busiest_load, fabric_text(t));
   }
 }
 
 /// {communication, weight, edges, busiest_rank, busiest_position,
 ///  levels: [{groups, flow_cost, crossing_edges, busiest_edges,
-///            busiest_group, busiest_load, total_load}, ...]}
+///            busiest_group, busiest_load, total_load, fabric_cost,
+///            busiest_parent, busiest_fabric_load}, ...]}
 inline nlohmann::json graph_json(const GraphSummary& s) {
   nlohmann::json levels = nlohmann::json::array();
   for (const LevelTraffic& t : s.levels) {
-    levels.push_back({{"groups", t.groups},
-                      {"flow_cost", t.flow_cost},
-                      {"crossing_edges", t.crossing_pairs},
-                      {"busiest_edges", t.busiest_pairs},
-                      {"busiest_group", t.busiest_group},
-                      {"busiest_load", t.busiest_load},
-                      {"total_load", t.total_load}});
+    levels.push_back(level_json(t, "crossing_edges", "busiest_edges"));
   }
   return {{"communication", s.communication},
           {"weight", s.weight},

@@ -243,6 +243,13 @@ StructuredCosts read_structured_costs(const std::string& path) {
           spec.node_rack.push_back(static_cast<std::int32_t>(reader.to_int(values, t, 0, r - 1)));
         }
       }
+    } else if (key.text == "node-fabric" || key.text == "rack-fabric") {
+      if (line.tokens.size() != 2) reader.fail(line, &key, "'" + key.text + "' takes one cost");
+      const Token& t = line.tokens[1];
+      const double v = reader.to_double(line, t);
+      if (v < 0) reader.fail(line, &t, key.text + " " + t.text + " is negative");
+      if (v > kMaxCost) reader.fail(line, &t, key.text + " " + cost_too_large_message(v));
+      (key.text == "node-fabric" ? spec.node_fabric : spec.rack_fabric) = v;
     } else if (key.text == "rank-locations") {
       const int c = need(cores, "cores-per-node", "rank-locations");
       const int n = need(nodes, "nodes", "rank-locations");
@@ -282,7 +289,7 @@ StructuredCosts read_structured_costs(const std::string& path) {
       reader.fail(line, &key,
                   "unknown keyword '" + key.text +
                       "' (expected cores-per-node, nodes, racks, ranks, core-costs, node-costs, "
-                      "rack-costs, node-racks or rank-locations)");
+                      "rack-costs, node-racks, node-fabric, rack-fabric or rank-locations)");
     }
   }
   for (const char* required :
@@ -348,6 +355,8 @@ void write_structured_costs(const std::string& path, const StructuredCosts& cost
       out << "node-costs\n";
       write_square(out, s.node_costs, s.nodes);
     }
+    if (s.node_fabric > 0) out << "node-fabric " << format_number(s.node_fabric) << "\n";
+    if (s.rack_fabric > 0) out << "rack-fabric " << format_number(s.rack_fabric) << "\n";
     bool block = true;
     for (std::size_t r = 0; r < s.ranks.size() && block; ++r) {
       const auto c = static_cast<std::size_t>(s.cores_per_node);

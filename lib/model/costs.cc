@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace rankshape {
 namespace {
@@ -86,6 +87,12 @@ StructuredCosts::StructuredCosts(StructuredSpec spec) : spec_(std::move(spec)) {
         fail("node " + std::to_string(n) + " is in rack " + std::to_string(s.node_rack[n]) +
              ", outside [0, " + std::to_string(s.racks) + ")");
       }
+    }
+  }
+  for (const auto& [name, value] :
+       {std::pair{"node-fabric", s.node_fabric}, std::pair{"rack-fabric", s.rack_fabric}}) {
+    if (!(value >= 0) || value > kMaxCost) {
+      fail(std::string(name) + " is " + std::to_string(value) + ", not a cost (finite, >= 0)");
     }
   }
   if (s.node_costs.empty()) {

@@ -98,6 +98,14 @@ struct StructuredSpec {
   std::vector<std::int32_t> node_rack;  // rack of each node; empty = all rack 0
   std::vector<double> rack_costs;       // racks^2; required if node_costs empty
   std::vector<RankLocation> ranks;      // location of each old rank
+  /// The fabrics narrower than the links into them (LinkLevel::
+  /// fabric_cost), as fractions of one message alone: what one message
+  /// leaving a node costs the fabric that joins the nodes of its rack (of
+  /// the machine, with one rack) when they all send at once, over what a
+  /// message between two of those nodes costs alone; rack_fabric the same
+  /// between racks. 0: none known. measure_fabric() measures them.
+  double node_fabric = 0;
+  double rack_fabric = 0;
 };
 
 class StructuredCosts final : public Costs {

@@ -68,7 +68,59 @@ double flow_cost(const Costs& costs, const LinkLevel& level, const LinkLevel* ab
   return any_pairs > 0 ? any / static_cast<double>(any_pairs) : 0.0;
 }
 
+// The partition of the ranks that labels gives, as labels renumbered in
+// order of first appearance (two labellings of one partition compare equal).
+std::vector<int> partition(std::vector<int> labels) {
+  renumber(labels);
+  return labels;
+}
+
+// Parents from the next level up, when it nests the level's groups (every
+// member of a group in one group above).
+void set_parents(LinkLevel& level, const LinkLevel& above) {
+  std::vector<int> parent(static_cast<std::size_t>(level.groups), -1);
+  for (std::size_t r = 0; r < level.group_of.size(); ++r) {
+    int& p = parent[static_cast<std::size_t>(level.group_of[r])];
+    if (p < 0) p = above.group_of[r];
+    if (p != above.group_of[r]) return;  // not nested: the whole job is the parent
+  }
+  level.parent_of = std::move(parent);
+  level.parents = above.groups;
+}
+
+// The fabric costs a structured file gives (as fractions of the flow
+// cost), on the levels that group the ranks as its nodes and racks do.
+void set_fabrics(const Costs& costs, std::vector<LinkLevel>& levels) {
+  const auto* structured = dynamic_cast<const StructuredCosts*>(&costs);
+  if (structured == nullptr) return;
+  const StructuredSpec& spec = structured->spec();
+  if (spec.node_fabric == 0 && spec.rack_fabric == 0) return;
+  std::vector<int> node(spec.ranks.size()), rack(spec.ranks.size());
+  for (std::size_t r = 0; r < spec.ranks.size(); ++r) {
+    node[r] = spec.ranks[r].node;
+    rack[r] = structured->rack_of(spec.ranks[r].node);
+  }
+  node = partition(std::move(node));
+  rack = partition(std::move(rack));
+  for (LinkLevel& level : levels) {
+    const std::vector<int> groups = partition(level.group_of);
+    if (groups == node) level.fabric_cost = spec.node_fabric * level.flow_cost;
+    if (spec.racks > 1 && groups == rack) level.fabric_cost = spec.rack_fabric * level.flow_cost;
+  }
+}
+
 }  // namespace
+
+std::int64_t busiest_fabric_load(const LinkLevel& level, const std::vector<std::int64_t>& load,
+                                 int* busiest_parent) {
+  std::vector<std::int64_t> sum(static_cast<std::size_t>(std::max(1, level.parents)), 0);
+  for (std::size_t g = 0; g < load.size(); ++g) {
+    sum[level.parent_of.empty() ? 0 : static_cast<std::size_t>(level.parent_of[g])] += load[g];
+  }
+  const auto most = std::max_element(sum.begin(), sum.end());
+  if (busiest_parent) *busiest_parent = static_cast<int>(most - sum.begin());
+  return *most;
+}
 
 std::vector<std::vector<int>> groupings_by_gaps(const std::vector<double>& costs, int n) {
   if (n < 0 || costs.size() != static_cast<std::size_t>(n) * static_cast<std::size_t>(n)) {
@@ -154,6 +206,23 @@ void check_level(const LinkLevel& level, int p) {
     throw std::invalid_argument("a link level's flow cost " + std::to_string(level.flow_cost) +
                                 " is not a cost (finite, >= 0)");
   }
+  if (!(level.fabric_cost >= 0) || level.fabric_cost > kMaxCost) {
+    throw std::invalid_argument("a link level's fabric cost " + std::to_string(level.fabric_cost) +
+                                " is not a cost (finite, >= 0)");
+  }
+  if (level.parents < 1 || (level.parent_of.empty() && level.parents != 1) ||
+      (!level.parent_of.empty() &&
+       level.parent_of.size() != static_cast<std::size_t>(level.groups))) {
+    throw std::invalid_argument(
+        "a link level of " + std::to_string(level.groups) + " groups has parents for " +
+        std::to_string(level.parent_of.size()) + " of them in " + std::to_string(level.parents));
+  }
+  for (int parent : level.parent_of) {
+    if (parent < 0 || parent >= level.parents) {
+      throw std::invalid_argument("a link level puts a group in parent " + std::to_string(parent) +
+                                  ", outside 0.." + std::to_string(level.parents - 1));
+    }
+  }
 }
 
 std::vector<LinkLevel> link_levels(const Costs& costs, const std::vector<std::vector<int>>& known) {
@@ -210,7 +279,9 @@ std::vector<LinkLevel> link_levels(const Costs& costs, const std::vector<std::ve
   for (std::size_t l = 0; l < levels.size(); ++l) {
     levels[l].flow_cost =
         flow_cost(costs, levels[l], l + 1 < levels.size() ? &levels[l + 1] : nullptr);
+    if (l + 1 < levels.size()) set_parents(levels[l], levels[l + 1]);
   }
+  set_fabrics(costs, levels);
   return levels;
 }
 

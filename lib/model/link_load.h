@@ -41,7 +41,33 @@ struct LinkLevel {
   /// the top level).
   double flow_cost = 0;
   bool detected = false;  // found in the costs by groupings_by_gaps()
+  /// The fabric that joins this level's groups inside one group of the next
+  /// level up (its parent; the whole job above the top level), where it is
+  /// narrower than the groups' own links: what one message leaving a group
+  /// adds to its parent's fabric when all the parent's groups send at once.
+  /// 0: no such bottleneck known. A structured file's node-fabric and
+  /// rack-fabric give it as a fraction of flow_cost (measure_fabric()
+  /// measures them).
+  ///
+  /// Worked example (SMPI's lvl2-node64-core16): 64 nodes, each with a
+  /// 10 Gb/s link into one 160 Gb/s backbone. One message alone between
+  /// two nodes costs flow_cost; with every node sending, 16 links' worth
+  /// share the backbone, so each message costs it flow_cost / 16. A halo
+  /// step whose nodes send 3,072 messages out, 48 from the busiest, waits
+  /// about flow_cost * (48 + 3072 / 16): the backbone, not the busiest
+  /// node, decides it.
+  double fabric_cost = 0;
+  /// The parent of each group (0 .. parents - 1); empty: one parent, the
+  /// whole job. Filled by link_levels() from the next level when it nests
+  /// this one's groups.
+  std::vector<int> parent_of;
+  int parents = 1;
 };
+
+/// The busiest parent's fabric load at a level: the largest sum over a
+/// parent's groups of load[group].
+std::int64_t busiest_fabric_load(const LinkLevel& level, const std::vector<std::int64_t>& load,
+                                 int* busiest_parent = nullptr);
 
 /// Smallest jump between consecutive sorted costs that separates two levels
 /// of a machine. Costs measured concurrently on an oversubscribed network
@@ -72,7 +98,10 @@ void check_level(const LinkLevel& level, int p);
 /// rank, finest first, e.g. JobCosts::levels) with at least two groups and
 /// fewer groups than ranks, then levels above the last found in the costs
 /// between its groups' representatives by groupings_by_gaps() (starting from
-/// single ranks when nothing is known and p <= kMaxGapItems). Throws
+/// single ranks when nothing is known and p <= kMaxGapItems). Each level
+/// gets its parents from the next one (when that nests it) and, from
+/// structured costs, a fabric cost where it groups the ranks as the file's
+/// nodes (node-fabric times its flow cost) or racks (rack-fabric) do. Throws
 /// std::invalid_argument if a known level's size is not costs.size().
 std::vector<LinkLevel> link_levels(const Costs& costs, const std::vector<std::vector<int>>& known);
 

@@ -15,7 +15,9 @@
 // With "+links" (e.g. "sum-max+links") a dimension costs the larger of its
 // worst fibre and its link load (lib/model/link_load.h): what every fibre
 // of the dimension sends at once through the links a node or rack shares,
-// which pair costs measured one message at a time do not see.
+// which pair costs measured one message at a time do not see (the fabrics
+// between groups, LinkLevel::fabric_cost, count for stencils and graphs
+// only).
 //
 // Worked example: costs D = 1 inside nodes {0,1} and {2,3}, 10 across; grid
 // 2x2 (fibres of dim 0: {0,2} {1,3}; of dim 1: {0,1} {2,3}). The identity
@@ -46,6 +48,13 @@
 // faster wherever two nodes share one path. "total" is the sum of every
 // rank's cost alone.
 //
+// Where a level's groups share a fabric narrower than their links (an
+// oversubscribed backbone: LinkLevel::fabric_cost), every message leaving
+// a group also crosses its parent's fabric, and the level adds
+//   fabric_cost(l) * max over parents P of the sum over groups g in P of load(g)
+// to the links' sum (and to the total): there all the traffic between
+// groups counts, not only the busiest group's.
+//
 // Worked example: the same machine, grid 4 (1-D, "stencil"). The identity
 // puts nodes {0,1} and {2,3} side by side: position costs 1, 1 + 10,
 // 10 + 1, 1 (busiest 11); node 0 sends one message across (load 1, flow
@@ -56,12 +65,17 @@
 // nodes of a rack, 100 between racks), grid 8, identity: the busiest rank (position 3)
 // costs 1 + 100; the busiest node sends 2 messages out (flow cost 10) and
 // each rack 1 (flow cost 100), so T = max(101, 20 + 100) = 120.
+// A fabric: 4 nodes of 2 ranks (1 inside, 10 across, fabric cost 2.5),
+// grid 8, identity: nodes send 1, 2, 2, 1 messages out, so T = max(11,
+// 10 * 2 + 2.5 * 6) = 35; with node 0 at both ends (perm 0,2,3,4,5,6,7,1)
+// every node sends 2: no busier node, but T = 20 + 2.5 * 8 = 40.
 //
 // Graphs. A traffic graph (lib/model/traffic_graph.h) says what every pair
 // of ranks sends over a run, not in which steps. The "cost" objective is
 // the run's communication cost plus what the shared links add:
 //   T = sum over edges {x, y} of w(x, y) D(x, y)
 //       + sum over levels l of flow_cost(l) * max over groups g of l of load(g)
+//       (+ fabric_cost(l) * the busiest parent's sum of load(g), as for stencils)
 // with load(g) = the weight of the edges with one end in g and the other
 // outside. The first term is what Scotch, TreeMatch and VieM minimise; the
 // second is the wait at the busiest node's and rack's shared links, which
@@ -211,6 +225,12 @@ struct LevelTraffic {
   /// groups, in the stencil's weights.
   double busiest_load = 0;
   double total_load = 0;
+  /// The fabric the groups share inside their parents (LinkLevel::
+  /// fabric_cost; 0: none), and the busiest parent's load on it: the sum of
+  /// its groups' loads.
+  double fabric_cost = 0;
+  double busiest_fabric_load = 0;
+  int busiest_parent = 0;
 };
 
 /// What a traffic graph costs under a labelling.

@@ -17,17 +17,20 @@ const std::vector<LinkLevel>& levels_of(const ObjectiveSpec& spec) {
 }
 
 // The value from its parts: the communication cost, and per level the
-// busiest group's load and the sum of all groups' loads (in units).
+// busiest group's load, the sum of all groups' loads and the busiest
+// parent's fabric load (in units).
 ObjectiveValue combine(const ObjectiveSpec& spec, double unit, double communication,
                        const std::vector<std::int64_t>& max_load,
-                       const std::vector<std::int64_t>& load_sum) {
+                       const std::vector<std::int64_t>& load_sum,
+                       const std::vector<std::int64_t>& fabric) {
   ObjectiveValue v;
   v.primary = v.total = communication;
   const std::vector<LinkLevel>& levels = levels_of(spec);
   for (std::size_t l = 0; l < levels.size(); ++l) {
     const double flow = levels[l].flow_cost * unit;
-    v.primary += flow * static_cast<double>(max_load[l]);
-    v.total += flow * static_cast<double>(load_sum[l]);
+    const double through_fabric = levels[l].fabric_cost * unit * static_cast<double>(fabric[l]);
+    v.primary += flow * static_cast<double>(max_load[l]) + through_fabric;
+    v.total += flow * static_cast<double>(load_sum[l]) + through_fabric;
   }
   return v;
 }
@@ -95,6 +98,7 @@ class GraphState final : public PatternState {
   Labelling labelling_;
   long double communication_ = 0;
   std::vector<Level> levels_;
+  std::vector<FabricState> fabrics_;  // [level]
   ObjectiveValue value_;
 
   // Work space of value_after() and apply().
@@ -133,6 +137,7 @@ GraphState::GraphState(const Costs& costs, Labelling labelling, const ObjectiveS
       s.order.emplace(s.load[g], g);
       s.load_sum += s.load[g];
     }
+    fabrics_.emplace_back(level, s.load);
     levels_.push_back(std::move(s));
     most_groups = std::max(most_groups, level.groups);
   }
@@ -143,13 +148,15 @@ GraphState::GraphState(const Costs& costs, Labelling labelling, const ObjectiveS
 }
 
 ObjectiveValue GraphState::recompute_value() const {
-  std::vector<std::int64_t> max_load, load_sum;
-  for (const Level& s : levels_) {
+  std::vector<std::int64_t> max_load, load_sum, fabric;
+  for (std::size_t l = 0; l < levels_.size(); ++l) {
+    const Level& s = levels_[l];
     max_load.push_back(s.order.empty() ? 0 : s.order.rbegin()->first);
     load_sum.push_back(s.load_sum);
+    fabric.push_back(fabrics_[l].busiest());
   }
   return combine(spec_, graph_.unit_weight(), static_cast<double>(communication_), max_load,
-                 load_sum);
+                 load_sum, fabric);
 }
 
 template <class F>
@@ -221,10 +228,11 @@ void GraphState::clear_delta() const {
 
 ObjectiveValue GraphState::value_after(const Move& move) const {
   const double communication = static_cast<double>(communication_ + communication_delta(move));
-  std::vector<std::int64_t> max_load, load_sum;
+  std::vector<std::int64_t> max_load, load_sum, fabric;
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     const Level& s = levels_[l];
     link_delta(l, move);
+    fabric.push_back(fabrics_[l].busiest_after(touched_, load_delta_));
     std::int64_t most = 0, sum = s.load_sum;
     for (int g : touched_) {
       most = std::max(most, s.load[g] + load_delta_[g]);
@@ -240,7 +248,7 @@ ObjectiveValue GraphState::value_after(const Move& move) const {
     max_load.push_back(most);
     load_sum.push_back(sum);
   }
-  return combine(spec_, graph_.unit_weight(), communication, max_load, load_sum);
+  return combine(spec_, graph_.unit_weight(), communication, max_load, load_sum, fabric);
 }
 
 void GraphState::apply(const Move& move) {
@@ -248,6 +256,7 @@ void GraphState::apply(const Move& move) {
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     Level& s = levels_[l];
     link_delta(l, move);
+    fabrics_[l].apply(touched_, load_delta_);
     for (int g : touched_) {
       s.order.erase({s.load[g], g});
       s.load[g] += load_delta_[g];
@@ -344,7 +353,7 @@ Evaluation evaluate_graph(const Costs& costs, const Labelling& labelling,
     }
   });
   s.communication = static_cast<double>(communication);
-  std::vector<std::int64_t> max_load, load_sum;
+  std::vector<std::int64_t> max_load, load_sum, fabric;
   for (const LinkLevel& level : levels) {
     std::vector<std::int64_t> load(static_cast<std::size_t>(level.groups), 0);
     std::vector<std::int64_t> out(static_cast<std::size_t>(level.groups), 0);
@@ -372,11 +381,13 @@ Evaluation evaluate_graph(const Costs& costs, const Labelling& labelling,
     t.crossing_pairs = all_edges / 2;
     t.busiest_load = static_cast<double>(most) * graph.unit_weight();
     t.total_load = static_cast<double>(all_load) * graph.unit_weight();
+    set_fabric(level, load, graph.unit_weight(), t);
     s.levels.push_back(t);
     max_load.push_back(most);
     load_sum.push_back(all_load);
+    fabric.push_back(level.fabric_cost > 0 ? busiest_fabric_load(level, load) : 0);
   }
-  e.value = combine(spec, graph.unit_weight(), s.communication, max_load, load_sum);
+  e.value = combine(spec, graph.unit_weight(), s.communication, max_load, load_sum, fabric);
   return e;
 }
 

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "lib/model/objective.h"
@@ -61,6 +63,45 @@ NewRank member_of_busiest_group(const std::vector<LinkLevel>& levels,
     }
   }
   return NewRank(best);
+}
+
+/// The fabric a level's groups share (LinkLevel::fabric_cost) under
+/// change: every parent's sum of its groups' loads. Idle (busiest() 0) when
+/// the level has no fabric cost.
+class FabricState {
+ public:
+  FabricState(const LinkLevel& level, const std::vector<std::int64_t>& load);
+  std::int64_t busiest() const { return order_.empty() ? 0 : order_.rbegin()->first; }
+  /// busiest() with delta[g] added to the load of every group g in touched
+  /// (each once), not applied.
+  std::int64_t busiest_after(const std::vector<int>& touched,
+                             const std::vector<std::int64_t>& delta) const;
+  void apply(const std::vector<int>& touched, const std::vector<std::int64_t>& delta);
+
+ private:
+  int parent(int group) const {
+    return parent_of_.empty() ? 0 : parent_of_[static_cast<std::size_t>(group)];
+  }
+  // The parents' deltas in delta_ and touched_parents_ (cleared by the caller).
+  void gather(const std::vector<int>& touched, const std::vector<std::int64_t>& delta) const;
+  void clear() const;
+
+  std::vector<int> parent_of_;
+  std::vector<std::int64_t> load_;                // [parent]
+  std::set<std::pair<std::int64_t, int>> order_;  // (load, parent); empty when idle
+  mutable std::vector<std::int64_t> delta_;       // [parent]
+  mutable std::vector<int> touched_parents_;
+  mutable std::vector<char> marked_;  // [parent]
+};
+
+/// A level's fabric figures in a summary, from its groups' loads (units
+/// of `unit`): nothing without a fabric cost.
+inline void set_fabric(const LinkLevel& level, const std::vector<std::int64_t>& load, double unit,
+                       LevelTraffic& traffic) {
+  traffic.fabric_cost = level.fabric_cost;
+  if (level.fabric_cost == 0) return;
+  traffic.busiest_fabric_load =
+      static_cast<double>(busiest_fabric_load(level, load, &traffic.busiest_parent)) * unit;
 }
 
 class PatternState {

@@ -48,12 +48,13 @@ std::uint64_t pair_key(int from, int to, int groups) {
 }
 
 // The value from its parts: the busiest rank, and per level its flow cost,
-// busiest load, total load and sum of squared pair loads (in units).
+// busiest load, total load, sum of squared pair loads and busiest parent's
+// fabric load (in units).
 ObjectiveValue combine(const ObjectiveSpec& spec, const Stencil& stencil, double busiest_rank,
                        double rank_sum, const std::vector<LinkLevel>& levels,
                        const std::vector<std::int64_t>& max_load,
-                       const std::vector<std::int64_t>& load_sum,
-                       const std::vector<Wide>& squares) {
+                       const std::vector<std::int64_t>& load_sum, const std::vector<Wide>& squares,
+                       const std::vector<std::int64_t>& fabric) {
   ObjectiveValue v;
   if (spec.aggregate != Aggregate::kStep) {
     v.primary = v.total = rank_sum;
@@ -64,8 +65,9 @@ ObjectiveValue combine(const ObjectiveSpec& spec, const Stencil& stencil, double
   v.total = rank_sum;
   for (std::size_t l = 0; l < levels.size(); ++l) {
     const double flow = levels[l].flow_cost;
-    links += flow * unit * static_cast<double>(max_load[l]);
-    v.total += flow * unit * static_cast<double>(load_sum[l] + max_load[l]);
+    const double through_fabric = levels[l].fabric_cost * unit * static_cast<double>(fabric[l]);
+    links += flow * unit * static_cast<double>(max_load[l]) + through_fabric;
+    v.total += flow * unit * static_cast<double>(load_sum[l] + max_load[l]) + through_fabric;
     v.concentration += flow * unit * unit * static_cast<double>(squares[l]);
   }
   v.primary = std::max(busiest_rank, links);
@@ -134,6 +136,7 @@ class StencilState final : public PatternState {
   std::set<std::pair<double, int>> order_;  // (cost, position)
   long double rank_sum_ = 0;
   std::vector<Level> levels_;
+  std::vector<FabricState> fabrics_;  // [level]
   ObjectiveValue value_;
 
   // Work space of value_after() and apply().
@@ -201,20 +204,23 @@ StencilState::StencilState(const Costs& costs, const Grid& grid, Labelling label
       s.load_sum += s.load[g];
     }
     for (const auto& [key, units] : s.pairs) s.squares += static_cast<Wide>(units) * units;
+    fabrics_.emplace_back(levels[l], s.load);
   }
   value_ = recompute_value();
 }
 
 ObjectiveValue StencilState::recompute_value() const {
-  std::vector<std::int64_t> max_load, load_sum;
+  std::vector<std::int64_t> max_load, load_sum, fabric;
   std::vector<Wide> squares;
-  for (const Level& s : levels_) {
+  for (std::size_t l = 0; l < levels_.size(); ++l) {
+    const Level& s = levels_[l];
     max_load.push_back(s.order.empty() ? 0 : s.order.rbegin()->first);
     load_sum.push_back(s.load_sum);
     squares.push_back(s.squares);
+    fabric.push_back(fabrics_[l].busiest());
   }
   return combine(spec_, *stencil_, order_.rbegin()->first, static_cast<double>(rank_sum_),
-                 levels_of(spec_), max_load, load_sum, squares);
+                 levels_of(spec_), max_load, load_sum, squares, fabric);
 }
 
 double StencilState::cost_at(int x, const Move* move) const {
@@ -306,7 +312,7 @@ ObjectiveValue StencilState::value_after(const Move& move) const {
   }
   for (int x : affected_) marked_[x] = 0;
 
-  std::vector<std::int64_t> max_load, load_sum;
+  std::vector<std::int64_t> max_load, load_sum, fabric;
   std::vector<Wide> squares;
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     const Level& s = levels_[l];
@@ -314,6 +320,7 @@ ObjectiveValue StencilState::value_after(const Move& move) const {
     delta_.pairs.clear();
     link_delta(l, move, false, -1);
     link_delta(l, move, true, 1);
+    fabric.push_back(fabrics_[l].busiest_after(delta_.groups, load_delta_));
     std::int64_t most = 0, sum_delta = 0;
     for (int g : delta_.groups) {
       most = std::max(most, s.load[g] + load_delta_[g]);
@@ -350,7 +357,7 @@ ObjectiveValue StencilState::value_after(const Move& move) const {
     squares.push_back(sq);
   }
   return combine(spec_, *stencil_, busiest, static_cast<double>(sum), levels_of(spec_), max_load,
-                 load_sum, squares);
+                 load_sum, squares, fabric);
 }
 
 void StencilState::apply(const Move& move) {
@@ -361,6 +368,7 @@ void StencilState::apply(const Move& move) {
     delta_.pairs.clear();
     link_delta(l, move, false, -1);
     link_delta(l, move, true, 1);
+    fabrics_[l].apply(delta_.groups, load_delta_);
     for (int g : delta_.groups) {
       s.order.erase({s.load[g], g});
       s.load[g] += load_delta_[g];
@@ -425,6 +433,7 @@ Evaluation StencilState::evaluation() const {
     t.crossing_pairs = all / 2;
     t.busiest_load = static_cast<double>(st.order.rbegin()->first) * stencil_->unit_weight();
     t.total_load = static_cast<double>(st.load_sum) * stencil_->unit_weight();
+    set_fabric(levels[l], st.load, stencil_->unit_weight(), t);
     s.levels.push_back(t);
   }
   return e;
@@ -522,7 +531,7 @@ Evaluation evaluate_stencil(const Costs& costs, const Grid& grid, const Labellin
     }
   }
   s.mean_rank = sum / grid.size();
-  std::vector<std::int64_t> max_load, load_sum;
+  std::vector<std::int64_t> max_load, load_sum, fabric;
   std::vector<Wide> squares;
   for (std::size_t l = 0; l < levels.size(); ++l) {
     LevelTraffic t;
@@ -541,14 +550,17 @@ Evaluation evaluate_stencil(const Costs& costs, const Grid& grid, const Labellin
     t.crossing_pairs = all_messages / 2;
     t.busiest_load = static_cast<double>(most) * stencil->unit_weight();
     t.total_load = static_cast<double>(all_load) * stencil->unit_weight();
+    set_fabric(levels[l], load[l], stencil->unit_weight(), t);
     s.levels.push_back(t);
     Wide sq = 0;
     for (const auto& [key, units] : pairs[l]) sq += static_cast<Wide>(units) * units;
     max_load.push_back(most);
     load_sum.push_back(all_load);
     squares.push_back(sq);
+    fabric.push_back(levels[l].fabric_cost > 0 ? busiest_fabric_load(levels[l], load[l]) : 0);
   }
-  e.value = combine(spec, *stencil, s.busiest_rank, sum, levels, max_load, load_sum, squares);
+  e.value =
+      combine(spec, *stencil, s.busiest_rank, sum, levels, max_load, load_sum, squares, fabric);
   return e;
 }
 

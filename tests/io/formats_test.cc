@@ -118,6 +118,22 @@ TEST(StructuredFormatTest, ReadsAndRoundTrips) {
   }
 }
 
+TEST(StructuredFormatTest, FabricsRoundTrip) {
+  std::string text = kStructured;
+  text += "node-fabric 2.5\nrack-fabric 1e-6\n";
+  const StructuredCosts c = read_structured_costs(write_scratch("fabric.txt", text));
+  EXPECT_EQ(c.spec().node_fabric, 2.5);
+  EXPECT_EQ(c.spec().rack_fabric, 1e-6);
+  const std::string out = scratch_path("fabric_out.txt");
+  write_structured_costs(out, c);
+  const StructuredCosts back = read_structured_costs(out);
+  EXPECT_EQ(back.spec().node_fabric, 2.5);
+  EXPECT_EQ(back.spec().rack_fabric, 1e-6);
+  // None given, none written.
+  write_structured_costs(out, read_structured_costs(write_scratch("plain.txt", kStructured)));
+  EXPECT_EQ(read_all(out).find("fabric"), std::string::npos);
+}
+
 TEST(StructuredFormatTest, OneRackWhenRacksAreNotGiven) {
   const std::string path = write_scratch("one_rack.txt",
                                          "rankshape-structured 1\n"
@@ -175,6 +191,13 @@ TEST(StructuredFormatTest, RejectsBadInputWithLocation) {
                      "s16:17:5", "node-costs entry 4e39 is too large");
   expect_input_error(read("s12", replaced("0 1\n1 0\nnode", "0 -1\n-1 0\nnode")), "s12:8:3",
                      "negative");
+  expect_input_error(read("s17", s + "node-fabric -1\n"), "s17:25:13",
+                     "node-fabric -1 is negative");
+  expect_input_error(read("s18", s + "rack-fabric\n"), "s18:25:1", "'rack-fabric' takes one cost");
+  expect_input_error(read("s19", s + "node-fabric 1e300\n"), "s19:25:13",
+                     "above the largest cost accepted");
+  expect_input_error(read("s20", s + "rack-fabric nan\n"), "s20:25:13", "NaN");
+  expect_input_error(read("s21", s + "node-fabric 1\nnode-fabric 2\n"), "s21:26:1", "given twice");
 }
 
 // read(name, text, p) writes text to a scratch file and returns a call of

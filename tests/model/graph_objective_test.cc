@@ -144,8 +144,14 @@ ObjectiveValue reference(const DenseCosts& c, const std::vector<Edge>& edges, co
     }
     double all = 0;
     for (double x : load) all += x;
-    v.primary += level.flow_cost * *std::max_element(load.begin(), load.end());
-    v.total += level.flow_cost * all;
+    std::vector<double> parent_load(static_cast<std::size_t>(level.parents), 0);
+    for (int g = 0; g < level.groups; ++g) {
+      parent_load[level.parent_of.empty() ? 0 : level.parent_of[g]] += load[g];
+    }
+    const double fabric =
+        level.fabric_cost * *std::max_element(parent_load.begin(), parent_load.end());
+    v.primary += level.flow_cost * *std::max_element(load.begin(), load.end()) + fabric;
+    v.total += level.flow_cost * all + fabric;
   }
   return v;
 }
@@ -188,6 +194,15 @@ TEST(GraphObjectiveTest, MovesMatchTheDefinition) {
         level.groups = groups;
         level.flow_cost = 1 + static_cast<double>(rng.below(50));
         for (int r = 0; r < p; ++r) level.group_of.push_back(r % groups);
+        // Fabrics on some trials: the finer level's in two parents, the
+        // coarser's in the whole job.
+        if (trial % 2 == 1) {
+          level.fabric_cost = 1 + static_cast<double>(rng.below(20));
+          if (groups >= 3) {
+            level.parents = 2;
+            for (int g = 0; g < groups; ++g) level.parent_of.push_back(g % 2);
+          }
+        }
         levels.push_back(std::move(level));
       }
       s.links = std::make_shared<const std::vector<LinkLevel>>(levels);

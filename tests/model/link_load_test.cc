@@ -105,6 +105,40 @@ TEST(LinkLoadTest, KnownLevelsKeepTheirGroupsAndGetFlowCosts) {
   EXPECT_THROW(link_levels(costs, {{0, 0, 1}}), std::invalid_argument);
 }
 
+TEST(LinkLoadTest, LevelsGetTheirParentsAndTheFilesFabrics) {
+  StructuredSpec spec = racked(2, 2, 2).spec();  // 8 ranks, 4 nodes, 2 racks
+  spec.node_fabric = 2.5;
+  spec.rack_fabric = 7;
+  const StructuredCosts costs(spec);
+  const std::vector<int> nodes = {0, 0, 1, 1, 2, 2, 3, 3};
+  const std::vector<int> racks = {0, 0, 0, 0, 1, 1, 1, 1};
+  const std::vector<LinkLevel> levels = link_levels(costs, {nodes, racks});
+  ASSERT_EQ(levels.size(), 2u);
+  // Nodes sit in racks; racks in the whole job.
+  EXPECT_EQ(levels[0].parent_of, (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_EQ(levels[0].parents, 2);
+  EXPECT_TRUE(levels[1].parent_of.empty());
+  EXPECT_EQ(levels[1].parents, 1);
+  EXPECT_EQ(levels[0].fabric_cost, 2.5 * 10);  // fractions of the flow costs
+  EXPECT_EQ(levels[1].fabric_cost, 7 * 40);
+  // Racks found in the costs are the file's racks: they get its fabric too.
+  const std::vector<LinkLevel> found = link_levels(costs, {nodes});
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[1].fabric_cost, 7 * 40);
+  // A level that groups the ranks otherwise gets none, and a level the
+  // next one does not nest has the whole job as its parent.
+  const std::vector<LinkLevel> other = link_levels(costs, {{0, 1, 1, 0, 2, 3, 3, 2}, racks});
+  EXPECT_EQ(other[0].fabric_cost, 0);
+  const std::vector<LinkLevel> crossed = link_levels(costs, {nodes, {0, 1, 0, 0, 1, 1, 1, 1}});
+  EXPECT_TRUE(crossed[0].parent_of.empty());
+  EXPECT_EQ(crossed[0].parents, 1);
+  // The busiest parent's load: the sum of its groups'.
+  int busiest = -1;
+  EXPECT_EQ(busiest_fabric_load(levels[0], {3, 4, 1, 5}, &busiest), 7);
+  EXPECT_EQ(busiest, 0);
+  EXPECT_EQ(busiest_fabric_load(levels[1], {3, 4}), 7);
+}
+
 TEST(LinkLoadTest, RacksAreFoundInTheCostsWhenOnlyNodesAreKnown) {
   const StructuredCosts costs = racked(3, 4, 2);  // 24 ranks, 12 nodes
   std::vector<int> nodes;
@@ -182,6 +216,16 @@ TEST(LinkLoadTest, BadLevelsThrow) {
   level.flow_cost = -1;
   EXPECT_THROW(link_load(Grid({4}), Labelling::identity(4), {level}), std::invalid_argument);
   level.flow_cost = 1;
+  level.fabric_cost = -2;
+  EXPECT_THROW(check_level(level, 4), std::invalid_argument);
+  level.fabric_cost = 1;
+  level.parent_of = {0, 2};  // parent 2 of 2
+  level.parents = 2;
+  EXPECT_THROW(check_level(level, 4), std::invalid_argument);
+  level.parent_of = {0};  // one group without a parent
+  EXPECT_THROW(check_level(level, 4), std::invalid_argument);
+  level.parent_of = {0, 1};
+  EXPECT_NO_THROW(check_level(level, 4));
   level.groups = 0;
   EXPECT_THROW(check_level(level, 4), std::invalid_argument);
 }

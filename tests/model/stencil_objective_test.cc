@@ -84,6 +84,39 @@ TEST(StencilObjectiveTest, LevelsAddUp) {
   EXPECT_EQ(e.value.primary, 120);
 }
 
+// The worked example of objective.h: a fabric every node's messages cross
+// adds the traffic of all nodes, so that of two labellings whose busiest
+// node sends as much, the one sending less in all is faster.
+TEST(StencilObjectiveTest, AFabricAddsTheTrafficOfAllGroups) {
+  StructuredSpec m = testing::flat_machine(4, 2, 10);
+  for (int n = 0; n < 4; ++n) m.ranks.insert(m.ranks.end(), {{n, 0}, {n, 1}});
+  m.node_fabric = 0.25;  // of the flow cost 10
+  const StructuredCosts c(m);
+  const std::vector<int> nodes = {0, 0, 1, 1, 2, 2, 3, 3};
+  const ObjectiveSpec s = stencil_spec("stencil").with_links(c, {nodes});
+  ASSERT_EQ(s.links->size(), 1u);
+  EXPECT_EQ((*s.links)[0].fabric_cost, 2.5);
+  // Identity: nodes send 1, 2, 2 and 1 messages out; T = max(11, 10 * 2 +
+  // 2.5 * 6) = 35.
+  const Evaluation id = evaluate(c, Grid({8}), Labelling::identity(8), s);
+  EXPECT_EQ(id.stencil->busiest_rank, 11);
+  EXPECT_EQ(id.stencil->levels[0].busiest_load, 2);
+  EXPECT_EQ(id.stencil->levels[0].busiest_fabric_load, 6);
+  EXPECT_EQ(id.value.primary, 35);
+  // Node 0 at both ends (perm 0,2,3,4,5,6,7,1): every node sends 2, the
+  // busiest no more than before, but 8 in all: 20 + 20 = 40.
+  const Evaluation mixed = evaluate(c, Grid({8}), from({0, 2, 3, 4, 5, 6, 7, 1}), s);
+  EXPECT_EQ(mixed.stencil->levels[0].busiest_load, 2);
+  EXPECT_EQ(mixed.stencil->levels[0].busiest_fabric_load, 8);
+  EXPECT_EQ(mixed.value.primary, 40);
+  // Without the fabric both steps last as long as their busiest node.
+  m.node_fabric = 0;
+  const StructuredCosts plain(m);
+  const ObjectiveSpec without = stencil_spec("stencil").with_links(plain, {nodes});
+  EXPECT_EQ(evaluate(plain, Grid({8}), Labelling::identity(8), without).value.primary, 20);
+  EXPECT_EQ(evaluate(plain, Grid({8}), from({0, 2, 3, 4, 5, 6, 7, 1}), without).value.primary, 20);
+}
+
 TEST(StencilObjectiveTest, ObjectiveNamesFollowThePattern) {
   EXPECT_EQ(stencil_spec("stencil", "total").name(), "total");
   EXPECT_THROW(stencil_spec("stencil", "sum-max"), std::invalid_argument);
@@ -286,8 +319,15 @@ Reference reference(const Costs& c, const Grid& g, const Labelling& l, const Cas
       busiest_messages = std::max(busiest_messages, n);
     }
     for (const auto& [pair, w] : pairs[lv]) sq += w * w;
-    links += levels[lv].flow_cost * most;
-    r.value.total += levels[lv].flow_cost * (all + most);
+    // The fabric: every parent carries its groups' loads.
+    std::map<int, double> parent_load;
+    for (const auto& [group, w] : load[lv]) {
+      parent_load[levels[lv].parent_of.empty() ? 0 : levels[lv].parent_of[group]] += w;
+    }
+    double busiest_parent = 0;
+    for (const auto& [parent, w] : parent_load) busiest_parent = std::max(busiest_parent, w);
+    links += levels[lv].flow_cost * most + levels[lv].fabric_cost * busiest_parent;
+    r.value.total += levels[lv].flow_cost * (all + most) + levels[lv].fabric_cost * busiest_parent;
     r.value.concentration += levels[lv].flow_cost * sq;
     r.crossing.push_back(crossing / 2);
     r.busiest_pairs.push_back(busiest_messages);
@@ -331,6 +371,19 @@ LinkLevel random_level(int p, int groups, double flow_cost, SplitMix64& rng) {
   return level;
 }
 
+// The level with a shared fabric: in one parent (the whole job) or, when
+// it has groups enough, in two with the groups drawn at random.
+LinkLevel with_fabric(LinkLevel level, double fabric_cost, SplitMix64& rng) {
+  level.fabric_cost = fabric_cost;
+  if (level.groups >= 3) {
+    level.parents = 2;
+    for (int g = 0; g < level.groups; ++g) {
+      level.parent_of.push_back(g < 2 ? g : static_cast<int>(rng.below(2)));
+    }
+  }
+  return level;
+}
+
 Case random_case(int d, SplitMix64& rng) {
   const double weights[] = {0.5, 1, 2.5, 3};
   Case cs;
@@ -361,6 +414,7 @@ TEST(StencilObjectiveTest, FullEvaluationMatchesTheDefinition) {
       if (step && g.size() >= 3) {
         levels = {random_level(g.size(), 2 + static_cast<int>(rng.below(g.size() / 2)), 7, rng),
                   random_level(g.size(), 2, 25, rng)};
+        if (trial % 2 == 0) levels[0] = with_fabric(levels[0], 3, rng);
         s.links = std::make_shared<const std::vector<LinkLevel>>(levels);
       } else if (step) {
         s.links = std::make_shared<const std::vector<LinkLevel>>();
@@ -399,6 +453,9 @@ TEST(StencilObjectiveTest, MovesMatchTheDefinition) {
         levels = {random_level(g.size(), 2 + static_cast<int>(rng.below(g.size() / 2)),
                                trial % 2 ? 60 : 8, rng),
                   random_level(g.size(), 2, 150, rng)};
+        // Fabrics: the nodes' in one or two parents, the racks' in the job.
+        if (trial == 1 || trial == 2) levels[0] = with_fabric(levels[0], trial == 1 ? 4 : 30, rng);
+        if (trial == 2) levels[1] = with_fabric(levels[1], 20, rng);
         s.links = std::make_shared<const std::vector<LinkLevel>>(levels);
       }
       const DenseCosts c = random_costs(g.size(), rng);
@@ -442,6 +499,8 @@ TEST(StencilObjectiveTest, MovesMatchTheDefinition) {
         EXPECT_EQ(e.stencil->levels[lv].busiest_pairs, full.stencil->levels[lv].busiest_pairs);
         EXPECT_EQ(e.stencil->levels[lv].busiest_load, full.stencil->levels[lv].busiest_load);
         EXPECT_EQ(e.stencil->levels[lv].total_load, full.stencil->levels[lv].total_load);
+        EXPECT_EQ(e.stencil->levels[lv].busiest_fabric_load,
+                  full.stencil->levels[lv].busiest_fabric_load);
       }
     }
   }
