@@ -11,6 +11,7 @@
 
 #include "lib/measure/fit.h"
 #include "lib/measure/host_load.h"
+#include "lib/model/link_load.h"
 
 namespace rankshape {
 namespace {
@@ -93,6 +94,15 @@ double off_diagonal(const std::vector<double>& m, bool largest) {
   const std::vector<double> v = upper_triangle(m);
   if (v.empty()) return -1;
   return largest ? *std::max_element(v.begin(), v.end()) : *std::min_element(v.begin(), v.end());
+}
+
+// The rack of every node, found in the node-to-node costs as link_levels()
+// finds the level above nodes (the finest grouping by a jump); empty when
+// they show none, or there are too many nodes to sort their pairs.
+std::vector<int> racks_in(const std::vector<double>& node_matrix, int nodes) {
+  if (nodes < 3 || nodes > kMaxGapItems) return {};
+  const std::vector<std::vector<int>> found = groupings_by_gaps(node_matrix, nodes);
+  return found.empty() ? std::vector<int>() : found.front();
 }
 
 int largest_node(const JobLayout& layout) {
@@ -179,7 +189,7 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
     if (!overlap || pass >= options.retries) break;
   }
   if (layout.node_of[0] != 0) throw std::logic_error("rank 0 must be on node 0");
-  HierarchicalResult result{std::nullopt, between, inside, true, ""};
+  HierarchicalResult result{std::nullopt, between, inside, {}, true, ""};
   // Rank 0 checks that node 0's pairs are cheaper than node pairs, in the
   // median, and tells every rank whether all is consistent.
   int consistent = 1;
@@ -210,6 +220,24 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
     result.warning.resize(static_cast<std::size_t>(n));
     mpi::check(MPI_Bcast(result.warning.data(), n, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
   }
+  // Racks, found by rank 0 in the node costs, and the fabrics, measured by
+  // every rank.
+  std::vector<double> rack_of_node;  // as doubles for bcast(); empty: one rack
+  if (me == 0) {
+    for (int n : racks_in(node_matrix, layout.nodes)) rack_of_node.push_back(n);
+  }
+  bcast(comm, rack_of_node);
+  std::vector<std::vector<int>> levels = {layout.node_of};
+  if (!rack_of_node.empty()) {
+    std::vector<int> rack_of_rank;
+    for (int n : layout.node_of) rack_of_rank.push_back(static_cast<int>(rack_of_node[n]));
+    levels.push_back(std::move(rack_of_rank));
+  }
+  if (metric != Metric::kStartup && layout.nodes > 1) {
+    FabricOptions fabric;
+    fabric.bytes = std::max(fabric.bytes, std::min(message_bytes, 64.0 * (1 << 20)));
+    result.fabric = measure_fabric(comm, levels, fabric);
+  }
   if (options.result_on_every_rank) {
     bcast(comm, node_matrix);
     bcast(comm, core_measured);
@@ -220,8 +248,15 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
   int s0 = 0;
   for (int n : layout.node_of) s0 += n == 0;
   std::vector<float> node_costs(node_matrix.begin(), node_matrix.end());
-  result.costs = StructuredCosts(
-      spec_for(layout, core_matrix(core_measured, s0, cores), cores, std::move(node_costs)));
+  StructuredSpec spec =
+      spec_for(layout, core_matrix(core_measured, s0, cores), cores, std::move(node_costs));
+  if (!rack_of_node.empty()) {
+    spec.node_rack.assign(rack_of_node.begin(), rack_of_node.end());
+    spec.racks = 1 + *std::max_element(spec.node_rack.begin(), spec.node_rack.end());
+  }
+  if (!result.fabric.empty()) spec.node_fabric = result.fabric[0].ratio;
+  if (result.fabric.size() > 1) spec.rack_fabric = result.fabric[1].ratio;
+  result.costs = StructuredCosts(std::move(spec));
   return result;
 }
 

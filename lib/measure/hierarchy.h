@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/measure/fabric.h"
 #include "lib/measure/pingpong.h"
 #include "lib/model/costs.h"
 #include "lib/model/placement.h"
@@ -33,6 +34,10 @@ struct HierarchicalResult {
   std::optional<StructuredCosts> costs;
   PingPongResult nodes;       // among node leaders (p = number of nodes)
   PingPongResult inner_node;  // inside node 0 (p = its size; empty when modelled)
+  /// The fabric between nodes (inside racks), then between racks when the
+  /// node costs show racks; empty for the latency metric, where messages
+  /// do not share bandwidth.
+  std::vector<FabricLevel> fabric;
   /// On every rank: both measurements consistent (PingPongResult::
   /// consistent()), and node 0's pairs cheaper than node pairs in the median.
   bool consistent = true;
@@ -42,6 +47,10 @@ struct HierarchicalResult {
 /// Collective. Node-to-node and core-to-core costs by ping-pong, for the
 /// chosen metric; ranks not measuring wait in quiet_barrier(). Nodes with fewer ranks than the
 /// largest use its cores; core pairs node 0 does not have get node 0's mean core cost.
+/// Racks are found in the node costs (groupings_by_gaps()) and written as
+/// node-racks; for the time and inverse-bandwidth metrics the fabrics
+/// between nodes and between racks are measured (measure_fabric()) and
+/// written as node-fabric and rack-fabric.
 HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const JobLayout& layout,
                                         const PingPongOptions& options, Metric metric,
                                         double message_bytes);

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "lib/measure/bsp.h"
+#include "lib/measure/fabric.h"
 #include "lib/measure/hierarchy.h"
 #include "lib/measure/host_load.h"
 #include "lib/measure/pingpong.h"
@@ -186,6 +187,9 @@ TEST(HierarchyTest, MeasuredAndModelledFormsCoverEveryRank) {
   ASSERT_TRUE(h.costs.has_value());
   EXPECT_EQ(h.costs->size(), w.size());
   EXPECT_EQ(h.costs->spec().nodes, layout.nodes);
+  // Latencies: small messages share no bandwidth, no fabric is measured.
+  EXPECT_TRUE(h.fabric.empty());
+  EXPECT_EQ(h.costs->spec().node_fabric, 0);
   for (int a = 0; a < w.size(); ++a) {
     for (int b = 0; b < w.size(); ++b) {
       if (a != b) {
@@ -208,6 +212,71 @@ TEST(HierarchyTest, MeasuredAndModelledFormsCoverEveryRank) {
     }
   }
   EXPECT_THROW(model_from_topology(layout, -1, ""), std::invalid_argument);
+}
+
+// Pretended groups of two ranks, each alone in its parent (itself), then
+// the same groups under one parent, the whole job: the first level times
+// nothing, the second one message alone and every pair at once (nothing
+// without two groups).
+TEST(FabricTest, EveryLevelIsTimedOrSaysWhyNot) {
+  const mpi::Communicator w = world();
+  const int p = w.size();
+  std::vector<int> pairs_of_ranks, own;
+  for (int r = 0; r < p; ++r) {
+    pairs_of_ranks.push_back(r / 2);
+    own.push_back(r);
+  }
+  FabricOptions o;
+  o.bytes = 65536;
+  o.repetitions = 2;
+  const std::vector<FabricLevel> levels = measure_fabric(w, {pairs_of_ranks, pairs_of_ranks}, o);
+  ASSERT_EQ(levels.size(), 2u);
+  const int groups = (p + 1) / 2;
+  EXPECT_EQ(levels[0].groups, groups);
+  EXPECT_EQ(levels[0].flows, 0);
+  EXPECT_EQ(levels[0].slowdown, 0);
+  const FabricLevel& f = levels[1];
+  EXPECT_EQ(f.groups, groups);
+  EXPECT_EQ(f.flows, 2 * (groups / 2));
+  if (groups >= 2) {
+    EXPECT_GT(f.alone, 0);
+    EXPECT_GT(f.together, 0);
+    EXPECT_NEAR(f.slowdown, f.together / f.alone, 1e-12);
+    // A ratio only where the flows slowed each other down.
+    if (f.slowdown >= kMinFabricSlowdown) {
+      EXPECT_NEAR(f.ratio, f.slowdown / f.flows, 1e-12);
+    } else {
+      EXPECT_EQ(f.ratio, 0);
+    }
+  } else {
+    EXPECT_EQ(f.slowdown, 0);
+    EXPECT_EQ(f.ratio, 0);
+  }
+  // Every rank holds the same figures.
+  double mine = f.together, least = 0;
+  MPI_Allreduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_EQ(mine, least);
+  // Bad levels and options are refused on every rank alike.
+  EXPECT_THROW(measure_fabric(w, {std::vector<int>(static_cast<std::size_t>(p) + 1, 0)}),
+               std::invalid_argument);
+  o.repetitions = 0;
+  EXPECT_THROW(measure_fabric(w, {own}, o), std::invalid_argument);
+}
+
+// The time metric measures the fabric between nodes where there are two
+// (the latency metric never does: MeasuredAndModelledFormsCoverEveryRank).
+TEST(FabricTest, HierarchicalMeasurementWritesItsFabrics) {
+  const mpi::Communicator w = world();
+  const JobLayout layout = gather_layout(w);
+  const HierarchicalResult time =
+      measure_hierarchical(w, layout, quick(), Metric::kMessageTime, 4096);
+  EXPECT_EQ(time.fabric.empty(), layout.nodes == 1);
+  if (!time.fabric.empty()) {
+    EXPECT_EQ(time.fabric[0].groups, layout.nodes);
+  }
+  if (time.costs) {
+    EXPECT_EQ(time.costs->spec().node_fabric, time.fabric.empty() ? 0 : time.fabric[0].ratio);
+  }
 }
 
 }  // namespace
