@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "lib/measure/fit.h"
@@ -155,7 +156,15 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
   const int me = comm.rank();
   const mpi::Communicator node = comm.split_by_node();
   const bool leader = node.rank() == 0;
-  const mpi::Communicator leaders = comm.split(leader ? 0 : 1, me);
+  // Only the leaders get a communicator (MPI_UNDEFINED for the others).
+  // A second one for the non-leaders would be unused, and under SimGrid
+  // 3.32 with MPICH's selection its creation broadcasts with
+  // bcast__SMP_binomial, which with the same non-power-of-two number of
+  // ranks on every host (3 of 4 here) sends one message too many; a later
+  // collective on comm received it (MPI_ERR_TRUNCATE, node8-core4).
+  const MPI_Comm leaders_comm = mpi::split_comm(comm.get(), leader ? 0 : MPI_UNDEFINED, me);
+  std::optional<mpi::Communicator> leaders;
+  if (leader) leaders.emplace(leaders_comm, mpi::Ownership::kTake);
   PingPongResult between, inside;
   std::vector<double> node_matrix, core_measured;
   // Leaders are on different nodes, node 0's ranks on one: no node order
@@ -170,7 +179,7 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
   // may have run while the host was busy as a whole.
   for (int pass = 0;; ++pass) {
     if (leader) {
-      between = measure_pingpong(leaders, sub);
+      between = measure_pingpong(*leaders, sub);
       if (me == 0) keep_least(node_matrix, metric_matrix(between, metric, message_bytes));
     }
     quiet_barrier(comm);
