@@ -143,16 +143,10 @@ int run(const Args& a, const mpi::Communicator& world) {
                                 {"inside_node_0", measurement_json(r.inner_node)}};
     }
     summary["consistent"] = r.consistent;
-    nlohmann::json fabric = nlohmann::json::array();
-    for (const FabricLevel& f : r.fabric) {
-      fabric.push_back({{"groups", f.groups},
-                        {"flows", f.flows},
-                        {"alone_seconds", f.alone},
-                        {"together_seconds", f.together},
-                        {"slowdown", f.slowdown},
-                        {"ratio", f.ratio}});
-    }
-    summary["fabric"] = fabric;
+    const FabricLevel& f = r.fabric;
+    summary["fabric"] = {{"nodes", f.groups},        {"flows", f.flows},
+                         {"alone_seconds", f.alone}, {"together_seconds", f.together},
+                         {"slowdown", f.slowdown},   {"ratio", f.ratio}};
     warning = r.warning;
     if (root) write_structured_costs(costs_path, *r.costs);
   } else {

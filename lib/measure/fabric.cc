@@ -31,9 +31,8 @@ double time_exchange(const mpi::Communicator& comm, int to, int from, const Fabr
 
 }  // namespace
 
-FabricPairs fabric_pairs(const std::vector<std::vector<int>>& levels, std::size_t l) {
-  const std::vector<int>& groups = levels.at(l);
-  const std::size_t p = groups.size();
+FabricPairs fabric_pairs(const std::vector<int>& group_of, const std::vector<int>& parent_of) {
+  const std::size_t p = group_of.size();
   FabricPairs out;
   out.partner.assign(p, -1);
   // Representatives (lowest rank of each group) per parent, parents in
@@ -42,8 +41,8 @@ FabricPairs fabric_pairs(const std::vector<std::vector<int>>& levels, std::size_
   std::map<int, std::size_t> parent_index;
   std::vector<std::vector<int>> reps;
   for (std::size_t r = 0; r < p; ++r) {
-    if (!seen_group.emplace(groups[r], true).second) continue;
-    const int parent = l + 1 < levels.size() ? levels[l + 1].at(r) : 0;
+    if (!seen_group.emplace(group_of[r], true).second) continue;
+    const int parent = parent_of.empty() ? 0 : parent_of.at(r);
     const auto [it, added] = parent_index.emplace(parent, reps.size());
     if (added) reps.emplace_back();
     reps[it->second].push_back(static_cast<int>(r));
@@ -64,16 +63,13 @@ FabricPairs fabric_pairs(const std::vector<std::vector<int>>& levels, std::size_
   return out;
 }
 
-std::vector<FabricLevel> measure_fabric(const mpi::Communicator& comm,
-                                        const std::vector<std::vector<int>>& levels,
-                                        const FabricOptions& options) {
-  const int p = comm.size();
-  for (std::size_t l = 0; l < levels.size(); ++l) {
-    if (levels[l].size() != static_cast<std::size_t>(p)) {
-      throw std::invalid_argument("fabric level " + std::to_string(l) + " places " +
-                                  std::to_string(levels[l].size()) + " ranks, the job has " +
-                                  std::to_string(p));
-    }
+FabricLevel measure_fabric(const mpi::Communicator& comm, const std::vector<int>& group_of,
+                           const std::vector<int>& parent_of, const FabricOptions& options) {
+  const auto p = static_cast<std::size_t>(comm.size());
+  if (group_of.size() != p || (!parent_of.empty() && parent_of.size() != p)) {
+    throw std::invalid_argument(
+        "fabric groups and parents place " + std::to_string(group_of.size()) + " and " +
+        std::to_string(parent_of.size()) + " ranks, the job has " + std::to_string(p));
   }
   if (!(options.bytes >= 1) || options.bytes > INT_MAX || options.repetitions < 1 ||
       options.warmup < 0) {
@@ -81,43 +77,35 @@ std::vector<FabricLevel> measure_fabric(const mpi::Communicator& comm,
         "fabric options: bytes must be in [1, 2^31), repetitions >= 1, warmup >= 0");
   }
   const int me = comm.rank();
-  std::vector<FabricLevel> result;
+  const FabricPairs pairs = fabric_pairs(group_of, parent_of);
+  FabricLevel level;
+  std::vector<int> distinct = group_of;
+  std::sort(distinct.begin(), distinct.end());
+  level.groups = static_cast<int>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
+  level.flows = pairs.flows;
+  if (pairs.alone_a < 0) return level;
+  const int together = pairs.partner[static_cast<std::size_t>(me)];
+  // Alone: one message, from a to b.
+  const int alone_to = me == pairs.alone_a ? pairs.alone_b : -1;
+  const int alone_from = me == pairs.alone_b ? pairs.alone_a : -1;
   std::vector<char> out, in;
-  for (std::size_t l = 0; l < levels.size(); ++l) {
-    const FabricPairs pairs = fabric_pairs(levels, l);
-    FabricLevel level;
-    std::vector<int> distinct = levels[l];
-    std::sort(distinct.begin(), distinct.end());
-    level.groups =
-        static_cast<int>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
-    level.flows = pairs.flows;
-    if (pairs.alone_a < 0) {
-      result.push_back(level);
-      continue;
-    }
-    const int together = pairs.partner[static_cast<std::size_t>(me)];
-    // Alone: one message, from a to b.
-    const int alone_to = me == pairs.alone_a ? pairs.alone_b : -1;
-    const int alone_from = me == pairs.alone_b ? pairs.alone_a : -1;
-    if (together >= 0) {
-      out.assign(static_cast<std::size_t>(options.bytes), static_cast<char>(me));
-      in.resize(out.size());
-    }
-    level.alone = level.together = std::numeric_limits<double>::infinity();
-    // Alone and together in turn, so that a slow spell of the machine
-    // spoils a repetition of each rather than all of one.
-    for (int i = 0; i < options.warmup + options.repetitions; ++i) {
-      const double a = time_exchange(comm, alone_to, alone_from, options, out, in, 2 * i);
-      const double t = time_exchange(comm, together, together, options, out, in, 2 * i + 1);
-      if (i < options.warmup) continue;
-      level.alone = std::min(level.alone, a);
-      level.together = std::min(level.together, t);
-    }
-    level.slowdown = level.alone > 0 ? level.together / level.alone : 0;
-    if (level.slowdown >= kMinFabricSlowdown) level.ratio = level.slowdown / level.flows;
-    result.push_back(level);
+  if (together >= 0) {
+    out.assign(static_cast<std::size_t>(options.bytes), static_cast<char>(me));
+    in.resize(out.size());
   }
-  return result;
+  level.alone = level.together = std::numeric_limits<double>::infinity();
+  // Alone and together in turn, so that a slow spell of the machine
+  // spoils a repetition of each rather than all of one.
+  for (int i = 0; i < options.warmup + options.repetitions; ++i) {
+    const double a = time_exchange(comm, alone_to, alone_from, options, out, in, 2 * i);
+    const double t = time_exchange(comm, together, together, options, out, in, 2 * i + 1);
+    if (i < options.warmup) continue;
+    level.alone = std::min(level.alone, a);
+    level.together = std::min(level.together, t);
+  }
+  level.slowdown = level.alone > 0 ? level.together / level.alone : 0;
+  if (level.slowdown >= kMinFabricSlowdown) level.ratio = level.slowdown / level.flows;
+  return level;
 }
 
 }  // namespace rankshape

@@ -2,11 +2,11 @@
 // between the nodes of a rack (or between racks), which ping-pong pairs
 // timed a few at a time never fill.
 //
-// For each level of the machine (nodes, racks), one representative per group
-// (its lowest rank) exchanges a large message with the representative of
-// another group of the same parent (the next level's group; the whole job
-// above the top level): the i-th group of a parent with G groups pairs with
-// the (i + G/2)-th, so that the flows cross the parent's middle, as in a
+// For one level of the machine (nodes), one representative per group (its
+// lowest rank) exchanges a large message with the representative of
+// another group of the same parent (a rack; the whole job when there is
+// none): the i-th group of a parent with G groups pairs with the
+// (i + G/2)-th, so that the flows cross the parent's middle, as in a
 // bisection test. Two timings, each the least over repetitions:
 //  - alone: one message, from one representative to its partner, while the
 //    others wait (the links' speed: one way, so that a fabric whose two
@@ -53,23 +53,23 @@ struct FabricLevel {
   double ratio = 0;     // slowdown / flows from kMinFabricSlowdown on, else 0
 };
 
-/// Who exchanges with whom at level l (levels[l][r]: group of rank r,
-/// finest first; the parent of level l is level l + 1, the whole job above
-/// the last): partner[r] is the rank r exchanges with, -1 for none. Pure.
+/// Who exchanges with whom (group_of[r]: the group of rank r; parent_of[r]:
+/// the group of the level above, empty for the whole job as one parent):
+/// partner[r] is the rank r exchanges with, -1 for none. Pure.
 struct FabricPairs {
   std::vector<int> partner;
-  int alone_a = -1, alone_b = -1;  // the pair timed alone (-1: none)
+  int alone_a = -1, alone_b = -1;  // the message timed alone goes from a to b (-1: none)
   int flows = 0;
 };
-FabricPairs fabric_pairs(const std::vector<std::vector<int>>& levels, std::size_t l);
+FabricPairs fabric_pairs(const std::vector<int>& group_of, const std::vector<int>& parent_of);
 
-/// Collective over comm; every rank passes the same levels (one entry per
-/// rank of comm each). A level with no two groups in one parent gets
-/// nothing timed (slowdown and ratio 0). Throws std::invalid_argument for
-/// levels of the wrong size or bad options, mpi::MpiError when MPI fails.
-std::vector<FabricLevel> measure_fabric(const mpi::Communicator& comm,
-                                        const std::vector<std::vector<int>>& levels,
-                                        const FabricOptions& options = {});
+/// Collective over comm; every rank passes the same groups and parents
+/// (one entry per rank of comm each; parents empty: the whole job). With
+/// no two groups in one parent nothing is timed (slowdown and ratio 0).
+/// Throws std::invalid_argument for groups or parents of the wrong size or
+/// bad options, mpi::MpiError when MPI fails.
+FabricLevel measure_fabric(const mpi::Communicator& comm, const std::vector<int>& group_of,
+                           const std::vector<int>& parent_of, const FabricOptions& options = {});
 
 }  // namespace rankshape
 

@@ -229,23 +229,21 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
     result.warning.resize(static_cast<std::size_t>(n));
     mpi::check(MPI_Bcast(result.warning.data(), n, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
   }
-  // Racks, found by rank 0 in the node costs, and the fabrics, measured by
-  // every rank.
-  std::vector<double> rack_of_node;  // as doubles for bcast(); empty: one rack
-  if (me == 0) {
-    for (int n : racks_in(node_matrix, layout.nodes)) rack_of_node.push_back(n);
-  }
-  bcast(comm, rack_of_node);
-  std::vector<std::vector<int>> levels = {layout.node_of};
-  if (!rack_of_node.empty()) {
-    std::vector<int> rack_of_rank;
-    for (int n : layout.node_of) rack_of_rank.push_back(static_cast<int>(rack_of_node[n]));
-    levels.push_back(std::move(rack_of_rank));
-  }
+  // The fabric between nodes, inside the racks rank 0 finds in the node
+  // costs.
   if (metric != Metric::kStartup && layout.nodes > 1) {
+    std::vector<double> rack_of_node;  // as doubles for bcast(); empty: one rack
+    if (me == 0) {
+      for (int n : racks_in(node_matrix, layout.nodes)) rack_of_node.push_back(n);
+    }
+    bcast(comm, rack_of_node);
+    std::vector<int> rack_of_rank;
+    if (!rack_of_node.empty()) {
+      for (int n : layout.node_of) rack_of_rank.push_back(static_cast<int>(rack_of_node[n]));
+    }
     FabricOptions fabric;
     fabric.bytes = std::max(fabric.bytes, std::min(message_bytes, 64.0 * (1 << 20)));
-    result.fabric = measure_fabric(comm, levels, fabric);
+    result.fabric = measure_fabric(comm, layout.node_of, rack_of_rank, fabric);
   }
   if (options.result_on_every_rank) {
     bcast(comm, node_matrix);
@@ -259,12 +257,7 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
   std::vector<float> node_costs(node_matrix.begin(), node_matrix.end());
   StructuredSpec spec =
       spec_for(layout, core_matrix(core_measured, s0, cores), cores, std::move(node_costs));
-  if (!rack_of_node.empty()) {
-    spec.node_rack.assign(rack_of_node.begin(), rack_of_node.end());
-    spec.racks = 1 + *std::max_element(spec.node_rack.begin(), spec.node_rack.end());
-  }
-  if (!result.fabric.empty()) spec.node_fabric = result.fabric[0].ratio;
-  if (result.fabric.size() > 1) spec.rack_fabric = result.fabric[1].ratio;
+  spec.node_fabric = result.fabric.ratio;
   result.costs = StructuredCosts(std::move(spec));
   return result;
 }

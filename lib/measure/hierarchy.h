@@ -34,10 +34,10 @@ struct HierarchicalResult {
   std::optional<StructuredCosts> costs;
   PingPongResult nodes;       // among node leaders (p = number of nodes)
   PingPongResult inner_node;  // inside node 0 (p = its size; empty when modelled)
-  /// The fabric between nodes (inside racks), then between racks when the
-  /// node costs show racks; empty for the latency metric, where messages
-  /// do not share bandwidth.
-  std::vector<FabricLevel> fabric;
+  /// The fabric between nodes (inside each rack, when the node costs show
+  /// racks); nothing timed for the latency metric, where messages do not
+  /// share bandwidth, or on one node.
+  FabricLevel fabric;
   /// On every rank: both measurements consistent (PingPongResult::
   /// consistent()), and node 0's pairs cheaper than node pairs in the median.
   bool consistent = true;
@@ -47,10 +47,15 @@ struct HierarchicalResult {
 /// Collective. Node-to-node and core-to-core costs by ping-pong, for the
 /// chosen metric; ranks not measuring wait in quiet_barrier(). Nodes with fewer ranks than the
 /// largest use its cores; core pairs node 0 does not have get node 0's mean core cost.
-/// Racks are found in the node costs (groupings_by_gaps()) and written as
-/// node-racks; for the time and inverse-bandwidth metrics the fabrics
-/// between nodes and between racks are measured (measure_fabric()) and
-/// written as node-fabric and rack-fabric.
+/// For the time and inverse-bandwidth metrics the fabric between nodes is
+/// measured (measure_fabric(), pairing nodes inside the racks the node
+/// costs show, as link_levels() finds them) and written as node-fabric.
+/// The racks are not written: relabel finds them in the same costs, and
+/// racks given as known levels steer its search elsewhere (SMPI's
+/// lvl3-rack8-node8-core16, 3-D halo: to a labelling of equal loads whose
+/// racks talk to fewer others, simulated 6.6% slower). Between racks
+/// nothing is measured: their representatives' exchange also times each
+/// rack's own uplink in both directions, which reads as a fabric.
 HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const JobLayout& layout,
                                         const PingPongOptions& options, Metric metric,
                                         double message_bytes);

@@ -12,8 +12,7 @@ namespace {
 // is one parent; the first rank of each node represents it, and the i-th
 // node pairs with the (i + 2)-th.
 TEST(FabricPairsTest, GroupsPairAcrossTheMiddleOfTheirParent) {
-  const std::vector<std::vector<int>> levels = {{0, 1, 2, 3, 0, 1, 2, 3}};
-  const FabricPairs pairs = fabric_pairs(levels, 0);
+  const FabricPairs pairs = fabric_pairs({0, 1, 2, 3, 0, 1, 2, 3}, {});
   EXPECT_EQ(pairs.partner, (std::vector<int>{2, 3, 0, 1, -1, -1, -1, -1}));
   EXPECT_EQ(pairs.flows, 4);
   EXPECT_EQ(pairs.alone_a, 0);
@@ -24,24 +23,24 @@ TEST(FabricPairsTest, GroupsPairAcrossTheMiddleOfTheirParent) {
 // racks pair across the job.
 TEST(FabricPairsTest, PairsStayInsideTheirParent) {
   // 6 nodes of one rank: nodes 0-2 in rack 0, 3-5 in rack 1.
-  const std::vector<std::vector<int>> levels = {{0, 1, 2, 3, 4, 5}, {0, 0, 0, 1, 1, 1}};
-  const FabricPairs nodes = fabric_pairs(levels, 0);
+  const std::vector<int> racks = {0, 0, 0, 1, 1, 1};
+  const FabricPairs nodes = fabric_pairs({0, 1, 2, 3, 4, 5}, racks);
   EXPECT_EQ(nodes.partner, (std::vector<int>{1, 0, -1, 4, 3, -1}));
   EXPECT_EQ(nodes.flows, 2);
   EXPECT_EQ(nodes.alone_a, 0);
   EXPECT_EQ(nodes.alone_b, 1);
-  const FabricPairs racks = fabric_pairs(levels, 1);
-  EXPECT_EQ(racks.partner, (std::vector<int>{3, -1, -1, 0, -1, -1}));
-  EXPECT_EQ(racks.flows, 2);
+  const FabricPairs across = fabric_pairs(racks, {});
+  EXPECT_EQ(across.partner, (std::vector<int>{3, -1, -1, 0, -1, -1}));
+  EXPECT_EQ(across.flows, 2);
 }
 
 TEST(FabricPairsTest, OneGroupPerParentTimesNothing) {
-  const FabricPairs pairs = fabric_pairs({{0, 0, 0}}, 0);
+  const FabricPairs pairs = fabric_pairs({0, 0, 0}, {});
   EXPECT_EQ(pairs.partner, (std::vector<int>{-1, -1, -1}));
   EXPECT_EQ(pairs.flows, 0);
   EXPECT_EQ(pairs.alone_a, -1);
   // Each node alone in its rack: nothing to pair at the node level.
-  const FabricPairs alone = fabric_pairs({{0, 1}, {0, 1}}, 0);
+  const FabricPairs alone = fabric_pairs({0, 1}, {0, 1});
   EXPECT_EQ(alone.alone_a, -1);
 }
 
