@@ -303,14 +303,18 @@ def read_summary(path):
 
 # ---------------------------------------------------------------- numbers
 
-def average_ranks(values):
-    """Ranks 1..n; tied values get the average of the ranks they span."""
+def average_ranks(values, tolerance=0.0):
+    """Ranks 1..n; tied values get the average of the ranks they span. With
+    a relative tolerance, sorted values up to (1 + tolerance) times the
+    first of a run tie with it."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     ranks = [0.0] * len(values)
     i = 0
     while i < len(order):
         j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+        while j + 1 < len(order) and (
+                values[order[j + 1]] == values[order[i]] or
+                values[order[j + 1]] <= values[order[i]] * (1.0 + tolerance)):
             j += 1
         for k in range(i, j + 1):
             ranks[order[k]] = (i + j) / 2.0 + 1.0
@@ -318,12 +322,14 @@ def average_ranks(values):
     return ranks
 
 
-def spearman(xs, ys):
+def spearman(xs, ys, y_tolerance=0.0):
     """Spearman's rho with average ranks for ties (the Pearson correlation
-    of the ranks); None for fewer than 2 points or a constant side."""
+    of the ranks); None for fewer than 2 points or a constant side.
+    y_tolerance: ys within that relative difference count as ties (times
+    too close to order)."""
     if len(xs) != len(ys) or len(xs) < 2:
         return None
-    rx, ry = average_ranks(xs), average_ranks(ys)
+    rx, ry = average_ranks(xs), average_ranks(ys, y_tolerance)
     mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
     sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
     sxx = sum((a - mx) ** 2 for a in rx)

@@ -202,6 +202,10 @@ class SpearmanTest(unittest.TestCase):
         self.assertAlmostEqual(hp.spearman([10, 10, 5], [2, 3, 1]), 1.5 / 3 ** 0.5)
         self.assertAlmostEqual(hp.spearman([10, 10, 5], [1, 3, 2]), 0.0)
         self.assertAlmostEqual(hp.spearman([10, 10, 5], [2, 2, 1]), 1.0)
+        # Times within the tolerance tie: 9.4252 and 9.4273 differ by 0.02%.
+        self.assertLess(hp.spearman([1, 1, 2], [9.4273, 9.4252, 10.9]), 1.0)
+        self.assertAlmostEqual(hp.spearman([1, 1, 2], [9.4273, 9.4252, 10.9], 0.001), 1.0)
+        self.assertEqual(hp.average_ranks([1.0, 1.0005, 1.0015, 5], 0.001), [1.5, 1.5, 3, 4])
         # Ties on both sides: ranks (1.5, 1.5, 3, 4) and (1, 2.5, 2.5, 4):
         # deviations (-1, -1, .5, 1.5), (-1.5, 0, 0, 1.5): 3.75 / sqrt(4.5 * 4.5).
         self.assertAlmostEqual(hp.spearman([1, 1, 2, 3], [1, 2, 2, 3]), 3.75 / 4.5)

@@ -9,13 +9,13 @@
 #   bench/stencil_bench.sh --parts table --out DIR --from DIR1,DIR2,...
 #     rebuilds DIR/stencil_time.{csv,md} from the outputs of earlier time
 #     runs (each with its own --out and --configs), simulating nothing.
-# quality: 14 grid/machine cases up to 65,536 ranks (synthetic machines,
+# quality: 16 grid/machine cases up to 65,536 ranks (synthetic machines,
 #   bench/stencil_bench.py lists them): the stencil objective, the
 #   neighbour pairs that cross nodes and racks, and those of the busiest
 #   node, for every ordering; no MPI.
 # time: a halo-exchange mini-app (bench/halo_bench.cc) under SimGrid SMPI,
 #   2-D 5-point and 3-D 7-point periodic stencils, faces of 64 KiB and
-#   1 MiB, at 1,024 and 4,096 simulated ranks on 2- and 3-level platforms
+#   1 MiB, at 1,000 to 4,096 simulated ranks on 2- and 3-level platforms
 #   (data/platforms lvl2-*, lvl3-*), block and scattered placements. Costs
 #   are measured in the simulation (measure --mode hierarchical), then
 #   every ordering is computed offline and timed in one simulation per

@@ -44,6 +44,7 @@ EXISTING = [
     "lvl2-node128-core32",
     "lvl3-rack4-node4-core4",
     "lvl3-rack4-node8-core8",
+    "lvl3-rack5-node5-core40",
     "lvl3-rack8-node8-core16",
     "lvl3-rack8-node16-core32",
     "node8-core4",
