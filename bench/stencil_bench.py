@@ -490,16 +490,20 @@ def table_part(a):
                     evals = {}
                     for e in json.load(open(os.path.join(sd, "evaluate.json")))["labellings"]:
                         evals[os.path.basename(e["name"]).replace(".perm", "")] = e
+                    timed = set()
                     for r in csv.DictReader(open(os.path.join(sd, "halo.csv"))):
                         e = evals[r["labelling"]]
+                        timed.add(r["labelling"])
                         rows.append({"platform": platform, "ranks": np_, "placement": placement,
                                      "stencil": shape, "grid": grid, "bytes": r["bytes"],
                                      "ordering": r["labelling"], "seconds": r["seconds"],
                                      "objective": e["objective"],
                                      "node_pairs": level(e, 0, "crossing_pairs"),
                                      "busiest_node": level(e, 0, "busiest_pairs")})
+                    # An ordering that was not timed had no labelling; its
+                    # log says why (the kept outputs have no .perm files).
                     for n in ORDERINGS:
-                        if n == "identity" or os.path.exists(os.path.join(sd, n + ".perm")):
+                        if n in timed:
                             continue
                         log = os.path.join(sd, n + ".log")
                         note = open(log).read().strip().splitlines() if os.path.exists(log) else []
