@@ -42,7 +42,7 @@ inline nlohmann::json dimensions_json(const Grid& grid, const Evaluation& e) {
   return dims;
 }
 
-/// ", fabric cost F: busiest parent P with load L" for a level with a
+/// "; fabric cost F: busiest parent P with load L" for a level with a
 /// shared fabric (LinkLevel::fabric_cost), else nothing.
 inline std::string fabric_text(const LevelTraffic& t) {
   if (t.fabric_cost == 0) return "";

@@ -248,7 +248,11 @@ StructuredCosts read_structured_costs(const std::string& path) {
       const Token& t = line.tokens[1];
       const double v = reader.to_double(line, t);
       if (v < 0) reader.fail(line, &t, key.text + " " + t.text + " is negative");
-      if (v > kMaxCost) reader.fail(line, &t, key.text + " " + cost_too_large_message(v));
+      if (v > kMaxFabric) {
+        reader.fail(line, &t,
+                    key.text + " " + t.text + " is above " + format_number(kMaxFabric) +
+                        ": a fraction of one message's cost alone");
+      }
       (key.text == "node-fabric" ? spec.node_fabric : spec.rack_fabric) = v;
     } else if (key.text == "rank-locations") {
       const int c = need(cores, "cores-per-node", "rank-locations");

@@ -44,6 +44,14 @@ void check_square_matrix(const char* name, const std::vector<T>& m, int n, bool 
 
 }  // namespace
 
+void check_cost(const std::string& what, double value, double most) {
+  if (!(value >= 0) || value > most) {
+    std::ostringstream os;
+    os << what << " " << value << " is not a cost (finite, >= 0, at most " << most << ")";
+    fail(os.str());
+  }
+}
+
 std::string cost_too_large_message(double cost) {
   std::ostringstream os;
   os << "is " << cost << ", above the largest cost accepted (" << kMaxCost
@@ -89,12 +97,9 @@ StructuredCosts::StructuredCosts(StructuredSpec spec) : spec_(std::move(spec)) {
       }
     }
   }
-  for (const auto& [name, value] :
-       {std::pair{"node-fabric", s.node_fabric}, std::pair{"rack-fabric", s.rack_fabric}}) {
-    if (!(value >= 0) || value > kMaxCost) {
-      fail(std::string(name) + " is " + std::to_string(value) + ", not a cost (finite, >= 0)");
-    }
-  }
+  check_cost("node-fabric", s.node_fabric, kMaxFabric);
+  check_cost("rack-fabric", s.rack_fabric, kMaxFabric);
+  if (s.rack_fabric > 0 && s.racks == 1) fail("rack-fabric needs racks: the machine has one");
   if (s.node_costs.empty()) {
     if (s.rack_costs.empty()) fail("the machine needs node-costs or rack-costs");
     check_square_matrix("rack-costs", s.rack_costs, s.racks, /*zero_diagonal=*/false);

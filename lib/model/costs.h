@@ -25,6 +25,12 @@ constexpr double kMaxCost = 1e280;
 /// "is C, above the largest cost accepted (...)": the end of a message
 /// naming a cost above kMaxCost.
 std::string cost_too_large_message(double cost);
+/// Throws std::invalid_argument naming `what` unless value is finite,
+/// >= 0 and at most `most`.
+void check_cost(const std::string& what, double value, double most = kMaxCost);
+/// Largest node-fabric or rack-fabric accepted: a fabric a million times
+/// narrower than one link is no machine's.
+constexpr double kMaxFabric = 1e6;
 
 /// Cost of communication between two ranks: symmetric, non-negative, finite,
 /// at most kMaxCost, zero from a rank to itself. Units are the caller's
@@ -103,7 +109,7 @@ struct StructuredSpec {
   /// leaving a node costs the fabric that joins the nodes of its rack (of
   /// the machine, with one rack) when they all send at once, over what a
   /// message between two of those nodes costs alone; rack_fabric the same
-  /// between racks. 0: none known. measure_fabric() measures them.
+  /// between racks. 0: none known. measure_fabric() measures node_fabric.
   double node_fabric = 0;
   double rack_fabric = 0;
 };

@@ -102,25 +102,19 @@ void set_fabrics(const Costs& costs, std::vector<LinkLevel>& levels) {
   }
   node = partition(std::move(node));
   rack = partition(std::move(rack));
+  // Groups are numbered in order of first member already (link_levels()),
+  // so equal partitions are equal vectors. With one node per rack the
+  // nodes' level is also the racks': the nodes' fabric then.
   for (LinkLevel& level : levels) {
-    const std::vector<int> groups = partition(level.group_of);
-    if (groups == node) level.fabric_cost = spec.node_fabric * level.flow_cost;
-    if (spec.racks > 1 && groups == rack) level.fabric_cost = spec.rack_fabric * level.flow_cost;
+    if (level.group_of == node) {
+      level.fabric_cost = spec.node_fabric * level.flow_cost;
+    } else if (spec.racks > 1 && level.group_of == rack) {
+      level.fabric_cost = spec.rack_fabric * level.flow_cost;
+    }
   }
 }
 
 }  // namespace
-
-std::int64_t busiest_fabric_load(const LinkLevel& level, const std::vector<std::int64_t>& load,
-                                 int* busiest_parent) {
-  std::vector<std::int64_t> sum(static_cast<std::size_t>(std::max(1, level.parents)), 0);
-  for (std::size_t g = 0; g < load.size(); ++g) {
-    sum[level.parent_of.empty() ? 0 : static_cast<std::size_t>(level.parent_of[g])] += load[g];
-  }
-  const auto most = std::max_element(sum.begin(), sum.end());
-  if (busiest_parent) *busiest_parent = static_cast<int>(most - sum.begin());
-  return *most;
-}
 
 std::vector<std::vector<int>> groupings_by_gaps(const std::vector<double>& costs, int n) {
   if (n < 0 || costs.size() != static_cast<std::size_t>(n) * static_cast<std::size_t>(n)) {
@@ -202,14 +196,8 @@ void check_level(const LinkLevel& level, int p) {
                                   ", outside 0.." + std::to_string(level.groups - 1));
     }
   }
-  if (!(level.flow_cost >= 0) || level.flow_cost > kMaxCost) {
-    throw std::invalid_argument("a link level's flow cost " + std::to_string(level.flow_cost) +
-                                " is not a cost (finite, >= 0)");
-  }
-  if (!(level.fabric_cost >= 0) || level.fabric_cost > kMaxCost) {
-    throw std::invalid_argument("a link level's fabric cost " + std::to_string(level.fabric_cost) +
-                                " is not a cost (finite, >= 0)");
-  }
+  check_cost("a link level's flow cost", level.flow_cost);
+  check_cost("a link level's fabric cost", level.fabric_cost);
   if (level.parents < 1 || (level.parent_of.empty() && level.parents != 1) ||
       (!level.parent_of.empty() &&
        level.parent_of.size() != static_cast<std::size_t>(level.groups))) {

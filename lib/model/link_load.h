@@ -43,11 +43,12 @@ struct LinkLevel {
   bool detected = false;  // found in the costs by groupings_by_gaps()
   /// The fabric that joins this level's groups inside one group of the next
   /// level up (its parent; the whole job above the top level), where it is
-  /// narrower than the groups' own links: what one message leaving a group
-  /// adds to its parent's fabric when all the parent's groups send at once.
-  /// 0: no such bottleneck known. A structured file's node-fabric and
+  /// narrower than the groups' own links: what one message between two
+  /// groups adds to each parent's fabric it crosses (its sender's and, in
+  /// another parent, its receiver's) when all the parent's groups send at
+  /// once. 0: no such bottleneck known. A structured file's node-fabric and
   /// rack-fabric give it as a fraction of flow_cost (measure_fabric()
-  /// measures them).
+  /// measures node-fabric).
   ///
   /// Worked example (SMPI's lvl2-node64-core16): 64 nodes, each with a
   /// 10 Gb/s link into one 160 Gb/s backbone. One message alone between
@@ -62,12 +63,19 @@ struct LinkLevel {
   /// this one's groups.
   std::vector<int> parent_of;
   int parents = 1;
-};
 
-/// The busiest parent's fabric load at a level: the largest sum over a
-/// parent's groups of load[group].
-std::int64_t busiest_fabric_load(const LinkLevel& level, const std::vector<std::int64_t>& load,
-                                 int* busiest_parent = nullptr);
+  int parent(int group) const {
+    return parent_of.empty() ? 0 : parent_of[static_cast<std::size_t>(group)];
+  }
+  /// Calls add(parent) for every parent whose fabric carries traffic
+  /// between groups a != b: a's and, when another, b's.
+  template <class Add>
+  void for_each_fabric(int a, int b, Add&& add) const {
+    const int pa = parent(a), pb = parent(b);
+    add(pa);
+    if (pb != pa) add(pb);
+  }
+};
 
 /// Smallest jump between consecutive sorted costs that separates two levels
 /// of a machine. Costs measured concurrently on an oversubscribed network

@@ -49,9 +49,10 @@
 // rank's cost alone.
 //
 // Where a level's groups share a fabric narrower than their links (an
-// oversubscribed backbone: LinkLevel::fabric_cost), every message leaving
-// a group also crosses its parent's fabric, and the level adds
-//   fabric_cost(l) * max over parents P of the sum over groups g in P of load(g)
+// oversubscribed backbone: LinkLevel::fabric_cost), every message between
+// two groups also crosses the fabric of its sender's parent and, in another
+// parent, its receiver's, and the level adds
+//   fabric_cost(l) * max over parents P of the weight of the messages through P's fabric
 // to the links' sum (and to the total): there all the traffic between
 // groups counts, not only the busiest group's.
 //
@@ -75,7 +76,8 @@
 // the run's communication cost plus what the shared links add:
 //   T = sum over edges {x, y} of w(x, y) D(x, y)
 //       + sum over levels l of flow_cost(l) * max over groups g of l of load(g)
-//       (+ fabric_cost(l) * the busiest parent's sum of load(g), as for stencils)
+//       (+ fabric_cost(l) * the busiest parent's fabric traffic, as for stencils:
+//       each edge between groups once per parent it crosses)
 // with load(g) = the weight of the edges with one end in g and the other
 // outside. The first term is what Scotch, TreeMatch and VieM minimise; the
 // second is the wait at the busiest node's and rack's shared links, which

@@ -1,4 +1,4 @@
-// FabricState (objective_state.h): the per-parent sums behind a level's
+// FabricState (objective_state.h): the per-parent traffic behind a level's
 // fabric term, kept under change like the groups' own loads.
 #include <algorithm>
 
@@ -6,45 +6,40 @@
 
 namespace rankshape::detail {
 
-FabricState::FabricState(const LinkLevel& level, const std::vector<std::int64_t>& load) {
+FabricState::FabricState(const LinkLevel& level, std::vector<std::int64_t> load) {
   if (level.fabric_cost == 0) return;
-  parent_of_ = level.parent_of;
-  const auto parents = static_cast<std::size_t>(std::max(1, level.parents));
-  load_.assign(parents, 0);
-  delta_.assign(parents, 0);
-  marked_.assign(parents, 0);
-  for (std::size_t g = 0; g < load.size(); ++g) {
-    load_[static_cast<std::size_t>(parent(static_cast<int>(g)))] += load[g];
-  }
-  for (std::size_t p = 0; p < parents; ++p) order_.emplace(load_[p], static_cast<int>(p));
+  level_ = &level;
+  load_ = std::move(load);
+  delta_.assign(load_.size(), 0);
+  marked_.assign(load_.size(), 0);
+  for (std::size_t p = 0; p < load_.size(); ++p) order_.emplace(load_[p], static_cast<int>(p));
 }
 
-void FabricState::gather(const std::vector<int>& touched,
-                         const std::vector<std::int64_t>& delta) const {
-  for (int g : touched) {
-    const int p = parent(g);
-    if (!marked_[static_cast<std::size_t>(p)]) {
-      marked_[static_cast<std::size_t>(p)] = 1;
-      touched_parents_.push_back(p);
+void FabricState::add(int a, int b, std::int64_t units) const {
+  if (level_ == nullptr) return;
+  level_->for_each_fabric(a, b, [&](int p) {
+    const auto i = static_cast<std::size_t>(p);
+    if (!marked_[i]) {
+      marked_[i] = 1;
+      touched_.push_back(p);
     }
-    delta_[static_cast<std::size_t>(p)] += delta[static_cast<std::size_t>(g)];
-  }
+    delta_[i] += units;
+  });
 }
 
 void FabricState::clear() const {
-  for (int p : touched_parents_) {
+  for (int p : touched_) {
     marked_[static_cast<std::size_t>(p)] = 0;
     delta_[static_cast<std::size_t>(p)] = 0;
   }
-  touched_parents_.clear();
+  touched_.clear();
 }
 
-std::int64_t FabricState::busiest_after(const std::vector<int>& touched,
-                                        const std::vector<std::int64_t>& delta) const {
-  if (order_.empty()) return 0;
-  gather(touched, delta);
+std::int64_t FabricState::busiest_after() const {
+  if (level_ == nullptr) return 0;
+  // The changed parents, then the busiest of the others.
   std::int64_t most = 0;
-  for (int p : touched_parents_) {
+  for (int p : touched_) {
     most = std::max(most, load_[static_cast<std::size_t>(p)] + delta_[static_cast<std::size_t>(p)]);
   }
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
@@ -57,10 +52,8 @@ std::int64_t FabricState::busiest_after(const std::vector<int>& touched,
   return most;
 }
 
-void FabricState::apply(const std::vector<int>& touched, const std::vector<std::int64_t>& delta) {
-  if (order_.empty()) return;
-  gather(touched, delta);
-  for (int p : touched_parents_) {
+void FabricState::apply() {
+  for (int p : touched_) {
     std::int64_t& load = load_[static_cast<std::size_t>(p)];
     order_.erase({load, p});
     load += delta_[static_cast<std::size_t>(p)];

@@ -125,19 +125,23 @@ GraphState::GraphState(const Costs& costs, Labelling labelling, const ObjectiveS
     s.edges_out.assign(static_cast<std::size_t>(level.groups), 0);
     s.members.resize(static_cast<std::size_t>(level.groups));
     for (int r = 0; r < p; ++r) s.members[static_cast<std::size_t>(level.group_of[r])].push_back(r);
+    FabricLoads fabric(level);
     for (int x = 0; x < p; ++x) {
       const int gx = level.group_of[old_at(x).value()];
       for (std::size_t i = graph_.begin(x); i < graph_.end(x); ++i) {
-        if (level.group_of[old_at(graph_.neighbour(i)).value()] == gx) continue;
+        const int y = graph_.neighbour(i);
+        const int gy = level.group_of[old_at(y).value()];
+        if (gy == gx) continue;
         s.load[gx] += graph_.units(i);
         s.edges_out[gx] += 1;
+        if (y > x) fabric.add(gx, gy, graph_.units(i));  // each edge once
       }
     }
     for (int g = 0; g < level.groups; ++g) {
       s.order.emplace(s.load[g], g);
       s.load_sum += s.load[g];
     }
-    fabrics_.emplace_back(level, s.load);
+    fabrics_.emplace_back(level, fabric.loads());
     levels_.push_back(std::move(s));
     most_groups = std::max(most_groups, level.groups);
   }
@@ -209,10 +213,12 @@ void GraphState::link_delta(std::size_t l, const Move& move) const {
     if (bx != by) {
       add(bx, graph_.units(i), -1);
       add(by, graph_.units(i), -1);
+      fabrics_[l].add(bx, by, -graph_.units(i));
     }
     if (ax != ay) {
       add(ax, graph_.units(i), 1);
       add(ay, graph_.units(i), 1);
+      fabrics_[l].add(ax, ay, graph_.units(i));
     }
   });
 }
@@ -232,7 +238,7 @@ ObjectiveValue GraphState::value_after(const Move& move) const {
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     const Level& s = levels_[l];
     link_delta(l, move);
-    fabric.push_back(fabrics_[l].busiest_after(touched_, load_delta_));
+    fabric.push_back(fabrics_[l].busiest_after());
     std::int64_t most = 0, sum = s.load_sum;
     for (int g : touched_) {
       most = std::max(most, s.load[g] + load_delta_[g]);
@@ -256,7 +262,7 @@ void GraphState::apply(const Move& move) {
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     Level& s = levels_[l];
     link_delta(l, move);
-    fabrics_[l].apply(touched_, load_delta_);
+    fabrics_[l].apply();
     for (int g : touched_) {
       s.order.erase({s.load[g], g});
       s.load[g] += load_delta_[g];
@@ -357,12 +363,16 @@ Evaluation evaluate_graph(const Costs& costs, const Labelling& labelling,
   for (const LinkLevel& level : levels) {
     std::vector<std::int64_t> load(static_cast<std::size_t>(level.groups), 0);
     std::vector<std::int64_t> out(static_cast<std::size_t>(level.groups), 0);
+    FabricLoads through_fabric(level);
     for (int x = 0; x < p; ++x) {
       const int gx = level.group_of[old_at(x).value()];
       for (std::size_t i = graph.begin(x); i < graph.end(x); ++i) {
-        if (level.group_of[old_at(graph.neighbour(i)).value()] == gx) continue;
+        const int y = graph.neighbour(i);
+        const int gy = level.group_of[old_at(y).value()];
+        if (gy == gx) continue;
         load[gx] += graph.units(i);
         out[gx] += 1;
+        if (y > x) through_fabric.add(gx, gy, graph.units(i));  // each edge once
       }
     }
     LevelTraffic t;
@@ -381,11 +391,10 @@ Evaluation evaluate_graph(const Costs& costs, const Labelling& labelling,
     t.crossing_pairs = all_edges / 2;
     t.busiest_load = static_cast<double>(most) * graph.unit_weight();
     t.total_load = static_cast<double>(all_load) * graph.unit_weight();
-    set_fabric(level, load, graph.unit_weight(), t);
+    fabric.push_back(summarise_fabric(level, through_fabric.loads(), graph.unit_weight(), t));
     s.levels.push_back(t);
     max_load.push_back(most);
     load_sum.push_back(all_load);
-    fabric.push_back(level.fabric_cost > 0 ? busiest_fabric_load(level, load) : 0);
   }
   e.value = combine(spec, graph.unit_weight(), s.communication, max_load, load_sum, fabric);
   return e;

@@ -4,6 +4,7 @@
 #ifndef RANKSHAPE_LIB_MODEL_OBJECTIVE_STATE_H_
 #define RANKSHAPE_LIB_MODEL_OBJECTIVE_STATE_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -65,44 +66,66 @@ NewRank member_of_busiest_group(const std::vector<LinkLevel>& levels,
   return NewRank(best);
 }
 
+/// Fills a summary's fabric figures from every parent's traffic through a
+/// level's fabric (in units of `unit`); returns the busiest parent's traffic
+/// in units (0 without a fabric).
+inline std::int64_t summarise_fabric(const LinkLevel& level, const std::vector<std::int64_t>& load,
+                                     double unit, LevelTraffic& traffic) {
+  traffic.fabric_cost = level.fabric_cost;
+  if (level.fabric_cost == 0 || load.empty()) return 0;
+  const auto most = std::max_element(load.begin(), load.end());
+  traffic.busiest_parent = static_cast<int>(most - load.begin());
+  traffic.busiest_fabric_load = static_cast<double>(*most) * unit;
+  return *most;
+}
+
 /// The fabric a level's groups share (LinkLevel::fabric_cost) under
-/// change: every parent's sum of its groups' loads. Idle (busiest() 0) when
-/// the level has no fabric cost.
+/// change: every parent's traffic through its fabric, each message or edge
+/// between groups once per parent it crosses (LinkLevel::for_each_fabric).
+/// A move's changes are gathered with add(), then read by busiest_after()
+/// or applied by apply(), which both clear them. Idle (busiest() 0) when the
+/// level has no fabric cost.
 class FabricState {
  public:
-  FabricState(const LinkLevel& level, const std::vector<std::int64_t>& load);
+  /// load: every parent's traffic before any change.
+  FabricState(const LinkLevel& level, std::vector<std::int64_t> load);
+  /// The busiest parent's traffic.
   std::int64_t busiest() const { return order_.empty() ? 0 : order_.rbegin()->first; }
-  /// busiest() with delta[g] added to the load of every group g in touched
-  /// (each once), not applied.
-  std::int64_t busiest_after(const std::vector<int>& touched,
-                             const std::vector<std::int64_t>& delta) const;
-  void apply(const std::vector<int>& touched, const std::vector<std::int64_t>& delta);
+  /// Every parent's traffic (empty when idle).
+  const std::vector<std::int64_t>& loads() const { return load_; }
+  /// Gathers units more (or fewer, negative) between groups a != b.
+  void add(int a, int b, std::int64_t units) const;
+  /// busiest() after the gathered changes, which are dropped.
+  std::int64_t busiest_after() const;
+  /// Makes the gathered changes.
+  void apply();
 
  private:
-  int parent(int group) const {
-    return parent_of_.empty() ? 0 : parent_of_[static_cast<std::size_t>(group)];
-  }
-  // The parents' deltas in delta_ and touched_parents_ (cleared by the caller).
-  void gather(const std::vector<int>& touched, const std::vector<std::int64_t>& delta) const;
   void clear() const;
 
-  std::vector<int> parent_of_;
+  const LinkLevel* level_ = nullptr;              // null when idle
   std::vector<std::int64_t> load_;                // [parent]
-  std::set<std::pair<std::int64_t, int>> order_;  // (load, parent); empty when idle
+  std::set<std::pair<std::int64_t, int>> order_;  // (load, parent)
   mutable std::vector<std::int64_t> delta_;       // [parent]
-  mutable std::vector<int> touched_parents_;
+  mutable std::vector<int> touched_;
   mutable std::vector<char> marked_;  // [parent]
 };
 
-/// A level's fabric figures in a summary, from its groups' loads (units
-/// of `unit`): nothing without a fabric cost.
-inline void set_fabric(const LinkLevel& level, const std::vector<std::int64_t>& load, double unit,
-                       LevelTraffic& traffic) {
-  traffic.fabric_cost = level.fabric_cost;
-  if (level.fabric_cost == 0) return;
-  traffic.busiest_fabric_load =
-      static_cast<double>(busiest_fabric_load(level, load, &traffic.busiest_parent)) * unit;
-}
+/// Every parent's traffic through a level's fabric, from the traffic
+/// between groups: add(a, b, units) for each message or edge.
+class FabricLoads {
+ public:
+  explicit FabricLoads(const LinkLevel& level)
+      : level_(level), load_(static_cast<std::size_t>(std::max(1, level.parents)), 0) {}
+  void add(int a, int b, std::int64_t units) {
+    level_.for_each_fabric(a, b, [&](int p) { load_[static_cast<std::size_t>(p)] += units; });
+  }
+  const std::vector<std::int64_t>& loads() const { return load_; }
+
+ private:
+  const LinkLevel& level_;
+  std::vector<std::int64_t> load_;  // [parent]
+};
 
 class PatternState {
  public:

@@ -182,6 +182,8 @@ StencilState::StencilState(const Costs& costs, const Grid& grid, Labelling label
   group_touched_.assign(static_cast<std::size_t>(most_groups), 0);
   // Every message once, from its sender.
   const std::vector<LinkLevel>& levels = levels_of(spec_);
+  std::vector<FabricLoads> fabric;
+  for (const LinkLevel& level : levels) fabric.emplace_back(level);
   std::fill(coords.begin(), coords.end(), 0);
   for (int x = 0; x < p; ++x, next_coords(grid_, coords)) {
     for (int o = 0; o < stencil_->offsets(); ++o) {
@@ -194,6 +196,7 @@ StencilState::StencilState(const Costs& costs, const Grid& grid, Labelling label
         levels_[l].load[gx] += stencil_->units(o);
         levels_[l].messages[gx] += 1;
         levels_[l].pairs[pair_key(gx, gy, levels[l].groups)] += stencil_->units(o);
+        fabric[l].add(gx, gy, stencil_->units(o));
       }
     }
   }
@@ -204,7 +207,7 @@ StencilState::StencilState(const Costs& costs, const Grid& grid, Labelling label
       s.load_sum += s.load[g];
     }
     for (const auto& [key, units] : s.pairs) s.squares += static_cast<Wide>(units) * units;
-    fabrics_.emplace_back(levels[l], s.load);
+    fabrics_.emplace_back(levels[l], fabric[l].loads());
   }
   value_ = recompute_value();
 }
@@ -291,6 +294,7 @@ void StencilState::link_delta(std::size_t l, const Move& move, bool after,
     load_delta_[gf] += sign * stencil_->units(o);
     message_delta_[gf] += sign;
     delta_.pairs.emplace_back(pair_key(gf, gt, level.groups), sign * stencil_->units(o));
+    fabrics_[l].add(gf, gt, sign * stencil_->units(o));
   });
 }
 
@@ -320,7 +324,7 @@ ObjectiveValue StencilState::value_after(const Move& move) const {
     delta_.pairs.clear();
     link_delta(l, move, false, -1);
     link_delta(l, move, true, 1);
-    fabric.push_back(fabrics_[l].busiest_after(delta_.groups, load_delta_));
+    fabric.push_back(fabrics_[l].busiest_after());
     std::int64_t most = 0, sum_delta = 0;
     for (int g : delta_.groups) {
       most = std::max(most, s.load[g] + load_delta_[g]);
@@ -368,7 +372,7 @@ void StencilState::apply(const Move& move) {
     delta_.pairs.clear();
     link_delta(l, move, false, -1);
     link_delta(l, move, true, 1);
-    fabrics_[l].apply(delta_.groups, load_delta_);
+    fabrics_[l].apply();
     for (int g : delta_.groups) {
       s.order.erase({s.load[g], g});
       s.load[g] += load_delta_[g];
@@ -433,7 +437,7 @@ Evaluation StencilState::evaluation() const {
     t.crossing_pairs = all / 2;
     t.busiest_load = static_cast<double>(st.order.rbegin()->first) * stencil_->unit_weight();
     t.total_load = static_cast<double>(st.load_sum) * stencil_->unit_weight();
-    set_fabric(levels[l], st.load, stencil_->unit_weight(), t);
+    summarise_fabric(levels[l], fabrics_[l].loads(), stencil_->unit_weight(), t);
     s.levels.push_back(t);
   }
   return e;
@@ -500,6 +504,8 @@ Evaluation evaluate_stencil(const Costs& costs, const Grid& grid, const Labellin
   StencilSummary& s = e.stencil.emplace();
   std::vector<std::vector<std::int64_t>> load(levels.size()), messages(levels.size());
   std::vector<std::unordered_map<std::uint64_t, std::int64_t>> pairs(levels.size());
+  std::vector<FabricLoads> through_fabric;
+  for (const LinkLevel& level : levels) through_fabric.emplace_back(level);
   for (std::size_t l = 0; l < levels.size(); ++l) {
     load[l].assign(static_cast<std::size_t>(levels[l].groups), 0);
     messages[l].assign(static_cast<std::size_t>(levels[l].groups), 0);
@@ -527,6 +533,7 @@ Evaluation evaluate_stencil(const Costs& costs, const Grid& grid, const Labellin
         load[l][gx] += stencil->units(o);
         messages[l][gx] += 1;
         pairs[l][pair_key(gx, gy, levels[l].groups)] += stencil->units(o);
+        through_fabric[l].add(gx, gy, stencil->units(o));
       }
     }
   }
@@ -550,14 +557,14 @@ Evaluation evaluate_stencil(const Costs& costs, const Grid& grid, const Labellin
     t.crossing_pairs = all_messages / 2;
     t.busiest_load = static_cast<double>(most) * stencil->unit_weight();
     t.total_load = static_cast<double>(all_load) * stencil->unit_weight();
-    set_fabric(levels[l], load[l], stencil->unit_weight(), t);
+    fabric.push_back(
+        summarise_fabric(levels[l], through_fabric[l].loads(), stencil->unit_weight(), t));
     s.levels.push_back(t);
     Wide sq = 0;
     for (const auto& [key, units] : pairs[l]) sq += static_cast<Wide>(units) * units;
     max_load.push_back(most);
     load_sum.push_back(all_load);
     squares.push_back(sq);
-    fabric.push_back(levels[l].fabric_cost > 0 ? busiest_fabric_load(levels[l], load[l]) : 0);
   }
   e.value =
       combine(spec, *stencil, s.busiest_rank, sum, levels, max_load, load_sum, squares, fabric);

@@ -62,6 +62,13 @@ check "the report has the stencil's figures" 0 '"crossing_pairs"' cat "$dir/s.js
 check "evaluate under the same pattern" 0 "neighbour pairs across" \
   "$evaluate" --costs "$dir/m.costs" --grid 8x8 --pattern stencil:periodic --perm "$dir/s.perm" \
   --json "$dir/se.json"
+# A fabric between the nodes (node-fabric in the structured file): evaluate
+# prints it and its JSON has the busiest parent's traffic.
+sed 's/^rank-locations/node-fabric 0.25\nrank-locations/' "$dir/m.costs" >"$dir/f.costs"
+check "evaluate shows the fabric between nodes" 0 "fabric cost" \
+  "$evaluate" --costs "$dir/f.costs" --grid 8x8 --pattern stencil:periodic --perm "$dir/s.perm" \
+  --json "$dir/fe.json"
+check "the JSON has the busiest parent's fabric load" 0 '"busiest_fabric_load"' cat "$dir/fe.json"
 # 64 ranks on 4 nodes of 16 (2 racks): the periodic 8x8 grid in a 4x4 box
 # per node crosses 32 neighbour pairs, 16 from each node, the least any
 # layout can; the job's scrambled order crosses far more, and evaluate's

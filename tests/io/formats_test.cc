@@ -194,10 +194,14 @@ TEST(StructuredFormatTest, RejectsBadInputWithLocation) {
   expect_input_error(read("s17", s + "node-fabric -1\n"), "s17:25:13",
                      "node-fabric -1 is negative");
   expect_input_error(read("s18", s + "rack-fabric\n"), "s18:25:1", "'rack-fabric' takes one cost");
-  expect_input_error(read("s19", s + "node-fabric 1e300\n"), "s19:25:13",
-                     "above the largest cost accepted");
+  expect_input_error(read("s19", s + "node-fabric 1e300\n"), "s19:25:13", "is above 1e+06");
   expect_input_error(read("s20", s + "rack-fabric nan\n"), "s20:25:13", "NaN");
   expect_input_error(read("s21", s + "node-fabric 1\nnode-fabric 2\n"), "s21:26:1", "given twice");
+  // A fabric between racks needs racks.
+  std::string one_rack = replaced("racks 2", "racks 1");
+  one_rack.erase(one_rack.find("node-racks"), std::string("node-racks\n0 0\n1 1\n").size());
+  one_rack.replace(one_rack.find("10 40\n40 10\n"), 12, "10\n");
+  expect_input_error(read("s22", one_rack + "rack-fabric 0.5\n"), "s22", "rack-fabric needs racks");
 }
 
 // read(name, text, p) writes text to a scratch file and returns a call of

@@ -144,9 +144,16 @@ ObjectiveValue reference(const DenseCosts& c, const std::vector<Edge>& edges, co
     }
     double all = 0;
     for (double x : load) all += x;
+    // Each edge between groups once through each parent's fabric it crosses.
     std::vector<double> parent_load(static_cast<std::size_t>(level.parents), 0);
-    for (int g = 0; g < level.groups; ++g) {
-      parent_load[level.parent_of.empty() ? 0 : level.parent_of[g]] += load[g];
+    for (const Edge& e : edges) {
+      const int ga = level.group_of[l.old_of(NewRank(e.a)).value()];
+      const int gb = level.group_of[l.old_of(NewRank(e.b)).value()];
+      if (ga == gb) continue;
+      const int pa = level.parent_of.empty() ? 0 : level.parent_of[ga];
+      const int pb = level.parent_of.empty() ? 0 : level.parent_of[gb];
+      parent_load[pa] += e.w;
+      if (pb != pa) parent_load[pb] += e.w;
     }
     const double fabric =
         level.fabric_cost * *std::max_element(parent_load.begin(), parent_load.end());

@@ -129,14 +129,26 @@ TEST(LinkLoadTest, LevelsGetTheirParentsAndTheFilesFabrics) {
   // next one does not nest has the whole job as its parent.
   const std::vector<LinkLevel> other = link_levels(costs, {{0, 1, 1, 0, 2, 3, 3, 2}, racks});
   EXPECT_EQ(other[0].fabric_cost, 0);
-  const std::vector<LinkLevel> crossed = link_levels(costs, {nodes, {0, 1, 0, 0, 1, 1, 1, 1}});
-  EXPECT_TRUE(crossed[0].parent_of.empty());
-  EXPECT_EQ(crossed[0].parents, 1);
-  // The busiest parent's load: the sum of its groups'.
-  int busiest = -1;
-  EXPECT_EQ(busiest_fabric_load(levels[0], {3, 4, 1, 5}, &busiest), 7);
-  EXPECT_EQ(busiest, 0);
-  EXPECT_EQ(busiest_fabric_load(levels[1], {3, 4}), 7);
+  const std::vector<LinkLevel> unnested = link_levels(costs, {nodes, {0, 1, 0, 0, 1, 1, 1, 1}});
+  EXPECT_TRUE(unnested[0].parent_of.empty());
+  EXPECT_EQ(unnested[0].parents, 1);
+  // One node per rack: the nodes' level is the racks' too, and gets the
+  // nodes' fabric.
+  StructuredSpec lone = racked(3, 1, 2).spec();
+  lone.node_fabric = 0.5;
+  lone.rack_fabric = 3;
+  const StructuredCosts lone_costs(lone);
+  const std::vector<LinkLevel> lone_levels = link_levels(lone_costs, {{0, 0, 1, 1, 2, 2}});
+  ASSERT_FALSE(lone_levels.empty());
+  EXPECT_EQ(lone_levels[0].fabric_cost, 0.5 * lone_levels[0].flow_cost);
+  // Traffic between groups crosses its sender's parent's fabric and, in
+  // another parent, its receiver's.
+  std::vector<int> crossed;
+  levels[0].for_each_fabric(0, 1, [&](int p) { crossed.push_back(p); });  // nodes of rack 0
+  EXPECT_EQ(crossed, (std::vector<int>{0}));
+  crossed.clear();
+  levels[0].for_each_fabric(1, 2, [&](int p) { crossed.push_back(p); });  // rack 0 to rack 1
+  EXPECT_EQ(crossed, (std::vector<int>{0, 1}));
 }
 
 TEST(LinkLoadTest, RacksAreFoundInTheCostsWhenOnlyNodesAreKnown) {
