@@ -143,7 +143,7 @@ int run(const Args& a, const mpi::Communicator& world) {
                                 {"inside_node_0", measurement_json(r.inner_node)}};
     }
     summary["consistent"] = r.consistent;
-    const FabricLevel& f = r.fabric;
+    const FabricMeasurement& f = r.fabric;
     summary["fabric"] = {{"nodes", f.groups},        {"flows", f.flows},
                          {"alone_seconds", f.alone}, {"together_seconds", f.together},
                          {"slowdown", f.slowdown},   {"ratio", f.ratio}};

@@ -18,13 +18,6 @@
 namespace rankshape::coll {
 namespace {
 
-// MPI_Comm_split that leaves non-members (color < 0) without a communicator.
-std::optional<mpi::Communicator> split(MPI_Comm comm, int color, int key) {
-  const MPI_Comm out = mpi::split_comm(comm, color < 0 ? MPI_UNDEFINED : color, key);
-  if (out == MPI_COMM_NULL) return std::nullopt;
-  return mpi::Communicator(out, mpi::Ownership::kTake);
-}
-
 // Group ids renumbered 0, 1, ... in order of their lowest rank.
 std::vector<int> normalised(const std::vector<int>& groups) {
   std::map<int, int> index;
@@ -218,16 +211,16 @@ Hierarchy::Hierarchy(MPI_Comm comm, std::vector<std::vector<int>> groups)
       if (member(j, r)) rank_in_level_[j][r] = next[colour(j, r)]++;
     }
     const auto me = static_cast<std::size_t>(rank_);
-    levels_.push_back(split(comm, member(j, me) ? colour(j, me) : -1, rank_));
-    levels_down_.push_back(split(comm, member(j, me) ? colour(j, me) : -1, rank_));
+    levels_.push_back(mpi::split_members(comm, member(j, me) ? colour(j, me) : -1, rank_));
+    levels_down_.push_back(mpi::split_members(comm, member(j, me) ? colour(j, me) : -1, rank_));
   }
   rank_in_group_leaders_.assign(p, -1);
   int next_leader = 0;
   for (std::size_t r = 0; r < p; ++r) {
     if (member(std::min(depth, 1), r)) rank_in_group_leaders_[r] = next_leader++;
   }
-  group_leaders_ =
-      split(comm, member(std::min(depth, 1), static_cast<std::size_t>(rank_)) ? 0 : -1, rank_);
+  group_leaders_ = mpi::split_members(
+      comm, member(std::min(depth, 1), static_cast<std::size_t>(rank_)) ? 0 : -1, rank_);
   // Hierarchical order, by expanding each top member down the levels.
   span_.assign(static_cast<std::size_t>(depth + 1), std::vector<int>(p, 0));
   // members[j][c]: the level j members of colour c, in rank order.

@@ -44,7 +44,7 @@ struct FabricOptions {
 };
 
 /// One level's fabric, as measured.
-struct FabricLevel {
+struct FabricMeasurement {
   int groups = 0;
   int flows = 0;        // messages at once in the parent with the most pairs (2 per pair)
   double alone = 0;     // seconds: one message, the others waiting
@@ -53,23 +53,25 @@ struct FabricLevel {
   double ratio = 0;     // slowdown / flows from kMinFabricSlowdown on, else 0
 };
 
-/// Who exchanges with whom (group_of[r]: the group of rank r; parent_of[r]:
-/// the group of the level above, empty for the whole job as one parent):
-/// partner[r] is the rank r exchanges with, -1 for none. Pure.
+/// Who exchanges with whom (group_of[r]: the group of rank r;
+/// parent_of_rank[r]: its group of the level above, empty for the whole job
+/// as one parent): partner[r] is the rank r exchanges with, -1 for none.
+/// Pure.
 struct FabricPairs {
   std::vector<int> partner;
   int alone_a = -1, alone_b = -1;  // the message timed alone goes from a to b (-1: none)
   int flows = 0;
 };
-FabricPairs fabric_pairs(const std::vector<int>& group_of, const std::vector<int>& parent_of);
+FabricPairs fabric_pairs(const std::vector<int>& group_of, const std::vector<int>& parent_of_rank);
 
 /// Collective over comm; every rank passes the same groups and parents
 /// (one entry per rank of comm each; parents empty: the whole job). With
 /// no two groups in one parent nothing is timed (slowdown and ratio 0).
 /// Throws std::invalid_argument for groups or parents of the wrong size or
 /// bad options, mpi::MpiError when MPI fails.
-FabricLevel measure_fabric(const mpi::Communicator& comm, const std::vector<int>& group_of,
-                           const std::vector<int>& parent_of, const FabricOptions& options = {});
+FabricMeasurement measure_fabric(const mpi::Communicator& comm, const std::vector<int>& group_of,
+                                 const std::vector<int>& parent_of_rank,
+                                 const FabricOptions& options = {});
 
 }  // namespace rankshape
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 
 #include "lib/measure/fit.h"
 #include "lib/measure/host_load.h"
@@ -17,12 +18,15 @@
 namespace rankshape {
 namespace {
 
-// Broadcasts a vector of doubles from rank 0 of comm.
-void bcast(const mpi::Communicator& comm, std::vector<double>& v) {
+// Broadcasts a vector of doubles or ints from rank 0 of comm.
+template <class T>
+void bcast(const mpi::Communicator& comm, std::vector<T>& v) {
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, int>);
   int n = static_cast<int>(v.size());
   mpi::check(MPI_Bcast(&n, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
-  v.resize(n);
-  if (n > 0) mpi::check(MPI_Bcast(v.data(), n, MPI_DOUBLE, 0, comm.get()), "MPI_Bcast");
+  v.resize(static_cast<std::size_t>(n));
+  const MPI_Datatype type = std::is_same_v<T, double> ? MPI_DOUBLE : MPI_INT;
+  if (n > 0) mpi::check(MPI_Bcast(v.data(), n, type, 0, comm.get()), "MPI_Bcast");
 }
 
 // Core costs for every pair of core indices < cores, from node 0's matrix
@@ -101,7 +105,11 @@ double off_diagonal(const std::vector<double>& m, bool largest) {
 // finds the level above nodes (the finest grouping by a jump); empty when
 // they show none, or there are too many nodes to sort their pairs.
 std::vector<int> racks_in(const std::vector<double>& node_matrix, int nodes) {
-  if (nodes < 3 || nodes > kMaxGapItems) return {};
+  // Only rank 0 runs this: it must not throw while the others wait.
+  if (nodes < 3 || nodes > kMaxGapItems ||
+      node_matrix.size() != static_cast<std::size_t>(nodes) * static_cast<std::size_t>(nodes)) {
+    return {};
+  }
   const std::vector<std::vector<int>> found = groupings_by_gaps(node_matrix, nodes);
   return found.empty() ? std::vector<int>() : found.front();
 }
@@ -162,9 +170,8 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
   // bcast__SMP_binomial, which with the same non-power-of-two number of
   // ranks on every host (3 of 4 here) sends one message too many; a later
   // collective on comm received it (MPI_ERR_TRUNCATE, node8-core4).
-  const MPI_Comm leaders_comm = mpi::split_comm(comm.get(), leader ? 0 : MPI_UNDEFINED, me);
-  std::optional<mpi::Communicator> leaders;
-  if (leader) leaders.emplace(leaders_comm, mpi::Ownership::kTake);
+  const std::optional<mpi::Communicator> leaders =
+      mpi::split_members(comm.get(), leader ? 0 : -1, me);
   PingPongResult between, inside;
   std::vector<double> node_matrix, core_measured;
   // Leaders are on different nodes, node 0's ranks on one: no node order
@@ -230,16 +237,15 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
     mpi::check(MPI_Bcast(result.warning.data(), n, MPI_CHAR, 0, comm.get()), "MPI_Bcast");
   }
   // The fabric between nodes, inside the racks rank 0 finds in the node
-  // costs.
+  // costs (small messages share no bandwidth: none for latencies).
   if (metric != Metric::kStartup && layout.nodes > 1) {
-    std::vector<double> rack_of_node;  // as doubles for bcast(); empty: one rack
-    if (me == 0) {
-      for (int n : racks_in(node_matrix, layout.nodes)) rack_of_node.push_back(n);
-    }
+    std::vector<int> rack_of_node;  // empty: one rack
+    if (me == 0) rack_of_node = racks_in(node_matrix, layout.nodes);
     bcast(comm, rack_of_node);
     std::vector<int> rack_of_rank;
     if (!rack_of_node.empty()) {
-      for (int n : layout.node_of) rack_of_rank.push_back(static_cast<int>(rack_of_node[n]));
+      for (int n : layout.node_of)
+        rack_of_rank.push_back(rack_of_node[static_cast<std::size_t>(n)]);
     }
     FabricOptions fabric;
     fabric.bytes = std::max(fabric.bytes, std::min(message_bytes, 64.0 * (1 << 20)));

@@ -37,7 +37,7 @@ struct HierarchicalResult {
   /// The fabric between nodes (inside each rack, when the node costs show
   /// racks); nothing timed for the latency metric, where messages do not
   /// share bandwidth, or on one node.
-  FabricLevel fabric;
+  FabricMeasurement fabric;
   /// On every rank: both measurements consistent (PingPongResult::
   /// consistent()), and node 0's pairs cheaper than node pairs in the median.
   bool consistent = true;
@@ -51,11 +51,10 @@ struct HierarchicalResult {
 /// measured (measure_fabric(), pairing nodes inside the racks the node
 /// costs show, as link_levels() finds them) and written as node-fabric.
 /// The racks are not written: relabel finds them in the same costs, and
-/// racks given as known levels steer its search elsewhere (SMPI's
-/// lvl3-rack8-node8-core16, 3-D halo: to a labelling of equal loads whose
-/// racks talk to fewer others, simulated 6.6% slower). Between racks
-/// nothing is measured: their representatives' exchange also times each
-/// rack's own uplink in both directions, which reads as a fabric.
+/// given as known levels they steer its search differently
+/// (docs/measure.md). Between racks nothing is measured: their
+/// representatives' exchange also times each rack's own uplink in both
+/// directions, which reads as a fabric.
 HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const JobLayout& layout,
                                         const PingPongOptions& options, Metric metric,
                                         double message_bytes);

@@ -188,6 +188,12 @@ MPI_Comm split_by_allgather(MPI_Comm comm, int color, int key) {
 
 }  // namespace
 
+std::optional<Communicator> split_members(MPI_Comm comm, int color, int key) {
+  const MPI_Comm out = split_comm(comm, color < 0 ? MPI_UNDEFINED : color, key);
+  if (out == MPI_COMM_NULL) return std::nullopt;
+  return Communicator(out, Ownership::kTake);
+}
+
 MPI_Comm split_comm(MPI_Comm comm, int color, int key) {
   if (simulated()) return split_by_allgather(comm, color, key);
   MPI_Comm out = MPI_COMM_NULL;

@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,11 @@ bool simulated();
 /// (color, key) and MPI_Comm_create_group, because SimGrid 3.32's split
 /// takes hours at 4,096 simulated ranks.
 MPI_Comm split_comm(MPI_Comm comm, int color, int key);
+
+/// Collective over comm: MPI_Comm_split that leaves the ranks with a
+/// negative color without a communicator (they create none, so no unused
+/// communicator is built for them).
+std::optional<Communicator> split_members(MPI_Comm comm, int color, int key);
 
 /// Reports code through comm's error handler, as an MPI call would
 /// (MPI_ERRORS_ARE_FATAL aborts), and returns it. SMPI 3.32's

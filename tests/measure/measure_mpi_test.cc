@@ -228,11 +228,11 @@ TEST(FabricTest, TimedWhereTwoGroupsShareAParent) {
   o.bytes = 65536;
   o.repetitions = 2;
   const int groups = (p + 1) / 2;
-  const FabricLevel alone = measure_fabric(w, pairs_of_ranks, pairs_of_ranks, o);
+  const FabricMeasurement alone = measure_fabric(w, pairs_of_ranks, pairs_of_ranks, o);
   EXPECT_EQ(alone.groups, groups);
   EXPECT_EQ(alone.flows, 0);
   EXPECT_EQ(alone.slowdown, 0);
-  const FabricLevel f = measure_fabric(w, pairs_of_ranks, {}, o);
+  const FabricMeasurement f = measure_fabric(w, pairs_of_ranks, {}, o);
   EXPECT_EQ(f.groups, groups);
   EXPECT_EQ(f.flows, 2 * (groups / 2));
   if (groups >= 2) {
