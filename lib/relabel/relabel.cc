@@ -63,6 +63,24 @@ std::vector<std::vector<int>> node_members(const Costs& costs, const std::vector
   return out;
 }
 
+// The machine's own order on a structured machine: its nodes in order
+// (racks one after another), each node's ranks by core. Where a job is
+// scattered, node-aware's nodes (ordered by their first rank) scatter the
+// racks too: 180 ranks on 3 racks of 5 nodes of 12, a 12x15 grid, cost
+// 3,366 in node-aware's best boxes and 2,691 in the machine's order.
+std::optional<Labelling> machine_order(const Costs& costs) {
+  const auto* structured = dynamic_cast<const StructuredCosts*>(&costs);
+  if (structured == nullptr) return std::nullopt;
+  std::vector<int> ranks(static_cast<std::size_t>(costs.size()));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  std::stable_sort(ranks.begin(), ranks.end(), [&](int a, int b) {
+    const RankLocation& la = structured->location(OldRank(a));
+    const RankLocation& lb = structured->location(OldRank(b));
+    return std::pair(la.node, la.core) < std::pair(lb.node, lb.core);
+  });
+  return from_ints(ranks);
+}
+
 // Chooses between labellings: the better objective value; where a stencil
 // without diagonals ties two labellings, the same stencil with its diagonal
 // neighbours decides. Such ties are real: a strip and a 2x2 block per node
@@ -256,6 +274,11 @@ Labelling best_bisection(const Costs& costs, const Grid& grid, const RelabelOpti
   }
   return best;
 }
+
+// Most ranks for which auto tries METIS's slabs for fibres: they took
+// 0.03 s at 512 ranks, 0.39 s at 1,024 and 1.6 s at 2,048 without beating
+// auto there (bench/results/relabel_quality.md).
+constexpr int kMetisCandidateRanks = 512;
 
 // auto for stencils: the job's own order, recursive bisection, node-aware
 // boxes and multilevel starts, the best of them refined by hill-climbing.
@@ -499,7 +522,15 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
                       v.primary, best_value.primary);
         say(line);
       };
-      if (!o.levels.empty()) consider(node_aware(costs, grid, o), "node-aware");
+      std::string tried;  // the candidates before multilevel, for the report
+      const auto try_one = [&](Labelling l, const std::string& name) {
+        tried += name + ", ";
+        consider(std::move(l), name);
+      };
+      if (!o.levels.empty()) try_one(node_aware(costs, grid, o), "node-aware");
+      if (std::optional<Labelling> machine = machine_order(costs)) {
+        try_one(std::move(*machine), "machine order");
+      }
       const int starts = p <= 1024 ? 4 : p < 4096 ? 2 : 1;
       int done = 0;
       for (int s = 0; s < starts && !(done > 0 && deadline.passed()); ++s, ++done) {
@@ -508,9 +539,18 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
                  "multilevel start " + std::to_string(s + 1) + "/" + std::to_string(starts));
       }
       if (done < starts) stats.time_limited = true;
+      // Then, in the time left, METIS's slabs, which win where the levels do
+      // not fit the grid (180 ranks on 3 racks of 5 nodes of 12, 12x15:
+      // 2,529 against 2,691 for the machine's order and 2,853 for
+      // multilevel) but cost most (their KL refinement).
+      std::string last;
+      if (p <= kMetisCandidateRanks && !deadline.passed()) {
+        consider(metis_layout(costs, grid, o.seed, deadline), "metis");
+        last = " and metis";
+      }
       result.labelling = std::move(best);
-      result.algorithm = "auto(best of node-aware and " + std::to_string(done) +
-                         " multilevel start" + (done == 1 ? "" : "s") + ": " + from + ")";
+      result.algorithm = "auto(best of " + tried + std::to_string(done) + " multilevel start" +
+                         (done == 1 ? "" : "s") + last + ": " + from + ")";
     }
   }
   result.seconds = deadline.elapsed();
