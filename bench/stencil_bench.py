@@ -429,6 +429,8 @@ def time_part(a):
                 continue
             d = os.path.join(a.out, "stencil", "time", config)
             os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "commit.txt"), "w") as f:
+                f.write(source_commit() + "\n")
             measured = os.path.join(d, "measured")
             seconds = smpi(a, platform, hostfile, np_,
                            [os.path.join(a.smpi_bin, "measure"), "--out", measured, "--mode",
@@ -443,7 +445,7 @@ def time_part(a):
                 os.makedirs(sd, exist_ok=True)
                 pattern = "stencil:periodic"
                 orderings = orderings_for(a, sd, grid, pattern, costs, node_file, node_of)
-                evals = evaluate_all(a, sd, grid, pattern, costs, orderings)
+                evaluate_all(a, sd, grid, pattern, costs, orderings)
                 timed = [n for n in ORDERINGS if n in orderings and orderings[n][0]]
                 cmd = [os.path.join(a.smpi_bin, "halo_bench"), "--grid", grid, "--pattern", pattern,
                        "--bytes", ",".join(map(str, TIME_BYTES)), "--reps", str(a.reps),
@@ -453,23 +455,64 @@ def time_part(a):
                 seconds = smpi(a, platform, hostfile, np_, cmd, os.path.join(sd, "halo.log"))
                 print("time %s %s: %d orderings simulated in %.0f s" % (config, shape, len(timed), seconds),
                       flush=True)
-                for r in csv.DictReader(open(os.path.join(sd, "halo.csv"))):
-                    e = evals[r["labelling"]]
-                    rows.append({"platform": platform, "ranks": np_, "placement": placement,
-                                 "stencil": shape, "grid": grid, "bytes": r["bytes"],
-                                 "ordering": r["labelling"], "seconds": r["seconds"],
-                                 "objective": e["objective"],
-                                 "node_pairs": level(e, 0, "crossing_pairs"),
-                                 "busiest_node": level(e, 0, "busiest_pairs")})
-                for n in ORDERINGS:
-                    if n in orderings and not orderings[n][0]:
-                        rows.append({"platform": platform, "ranks": np_, "placement": placement,
-                                     "stencil": shape, "grid": grid, "bytes": "", "ordering": n,
-                                     "seconds": "", "objective": "", "node_pairs": "",
-                                     "busiest_node": "n/a: " + orderings[n][2]})
+            rows += config_rows(d, platform, np_, placement, grid2, grid3)
     if rows:
         write_csv(os.path.join(a.out, "stencil_time.csv"), rows)
         write_time_md(a, rows)
+    return rows
+
+
+def source_commit():
+    """The commit the tools were built from (with '+' for uncommitted
+    changes), for the tables' provenance."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        commit = subprocess.check_output(["git", "-C", here, "rev-parse", "--short", "HEAD"],
+                                         text=True, stderr=subprocess.DEVNULL).strip()
+        dirty = subprocess.call(["git", "-C", here, "diff", "--quiet", "HEAD", "--", "lib", "cmd",
+                                 "bench"], stderr=subprocess.DEVNULL) != 0
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+" if dirty else "")
+
+
+def config_rows(d, platform, np_, placement, grid2, grid3):
+    """The rows of one time configuration from the outputs its run left in d
+    (halo.csv, evaluate.json, the orderings' .log files, commit.txt); none
+    for a configuration not run there."""
+    commit = os.path.join(d, "commit.txt")
+    run = open(commit).read().strip() if os.path.exists(commit) else "not recorded"
+    rows = []
+    for shape, grid in (("2d-5point", grid2), ("3d-7point", grid3)):
+        sd = os.path.join(d, shape)
+        if not os.path.exists(os.path.join(sd, "halo.csv")):
+            continue
+        evals = {}
+        for e in json.load(open(os.path.join(sd, "evaluate.json")))["labellings"]:
+            evals[os.path.basename(e["name"]).replace(".perm", "")] = e
+        timed = set()
+        for r in csv.DictReader(open(os.path.join(sd, "halo.csv"))):
+            e = evals[r["labelling"]]
+            timed.add(r["labelling"])
+            rows.append({"platform": platform, "ranks": np_, "placement": placement,
+                         "stencil": shape, "grid": grid, "bytes": r["bytes"],
+                         "ordering": r["labelling"], "seconds": r["seconds"],
+                         "objective": e["objective"],
+                         "node_pairs": level(e, 0, "crossing_pairs"),
+                         "busiest_node": level(e, 0, "busiest_pairs"), "run": run})
+        # An ordering that was not timed had no labelling; its log says why
+        # (kept outputs have no .perm files).
+        for n in ORDERINGS:
+            if n in timed:
+                continue
+            log = os.path.join(sd, n + ".log")
+            note = open(log).read().strip().splitlines() if os.path.exists(log) else []
+            rows.append({"platform": platform, "ranks": np_, "placement": placement,
+                         "stencil": shape, "grid": grid, "bytes": "", "ordering": n,
+                         "seconds": "", "objective": "", "node_pairs": "",
+                         "busiest_node": "n/a: " + (note[-1] if note else
+                                                    "no labelling for this input"),
+                         "run": run})
     return rows
 
 
@@ -483,35 +526,7 @@ def table_part(a):
         for platform, np_, grid2, grid3 in TIME_PLATFORMS:
             for placement in ("block", "scattered"):
                 d = os.path.join(base, "stencil", "time", "%s-%s" % (platform, placement))
-                for shape, grid in (("2d-5point", grid2), ("3d-7point", grid3)):
-                    sd = os.path.join(d, shape)
-                    if not os.path.exists(os.path.join(sd, "halo.csv")):
-                        continue
-                    evals = {}
-                    for e in json.load(open(os.path.join(sd, "evaluate.json")))["labellings"]:
-                        evals[os.path.basename(e["name"]).replace(".perm", "")] = e
-                    timed = set()
-                    for r in csv.DictReader(open(os.path.join(sd, "halo.csv"))):
-                        e = evals[r["labelling"]]
-                        timed.add(r["labelling"])
-                        rows.append({"platform": platform, "ranks": np_, "placement": placement,
-                                     "stencil": shape, "grid": grid, "bytes": r["bytes"],
-                                     "ordering": r["labelling"], "seconds": r["seconds"],
-                                     "objective": e["objective"],
-                                     "node_pairs": level(e, 0, "crossing_pairs"),
-                                     "busiest_node": level(e, 0, "busiest_pairs")})
-                    # An ordering that was not timed had no labelling; its
-                    # log says why (the kept outputs have no .perm files).
-                    for n in ORDERINGS:
-                        if n in timed:
-                            continue
-                        log = os.path.join(sd, n + ".log")
-                        note = open(log).read().strip().splitlines() if os.path.exists(log) else []
-                        rows.append({"platform": platform, "ranks": np_, "placement": placement,
-                                     "stencil": shape, "grid": grid, "bytes": "", "ordering": n,
-                                     "seconds": "", "objective": "", "node_pairs": "",
-                                     "busiest_node": "n/a: " + (note[-1] if note else
-                                                                "no labelling for this input")})
+                rows += config_rows(d, platform, np_, placement, grid2, grid3)
     if not rows:
         sys.exit("stencil_bench: --parts table found no time outputs under %s" % ", ".join(a.sources))
     write_csv(os.path.join(a.out, "stencil_time.csv"), rows)
@@ -558,6 +573,15 @@ def write_time_md(a, rows):
         lines.append("| %s | %d | %s | %s %s | %s | %s | %s | %s | %s | %s |" % (
             key[0], key[1], key[2], key[3], key[4], "64 KiB" if key[5] == "65536" else "1 MiB",
             " | ".join(cells), vs_peer, vs_id, rhos[0], rhos[1]))
+    # Which commit each configuration was simulated at (tables assembled by
+    # --parts table can mix runs).
+    runs = {}
+    for r in rows:
+        runs.setdefault(r.get("run", "not recorded"), []).append("%s %s" % (r["platform"],
+                                                                          r["placement"]))
+    lines += ["", "Runs, by the commit the tools were built from:"]
+    for run, configs in runs.items():
+        lines.append("- %s: %s" % (run, ", ".join(dict.fromkeys(configs))))
     path = os.path.join(a.out, "stencil_time.md")
     write_lines(path, lines)
 

@@ -61,7 +61,7 @@ class Patterns(unittest.TestCase):
 
 
 class TablePart(unittest.TestCase):
-    def write_run(self, base, config, shape, seconds, missing=None):
+    def write_run(self, base, config, shape, seconds, missing=None, commit=None):
         d = os.path.join(base, "stencil", "time", config, shape)
         os.makedirs(d)
         with open(os.path.join(d, "halo.csv"), "w") as f:
@@ -72,9 +72,9 @@ class TablePart(unittest.TestCase):
                        "stencil": {"levels": [{"crossing_pairs": 10 * i, "busiest_pairs": i}]}}
                       for i, n in enumerate(seconds)]
         json.dump({"labellings": labellings}, open(os.path.join(d, "evaluate.json"), "w"))
-        for n in seconds:
-            if n != "identity":
-                open(os.path.join(d, n + ".perm"), "w").close()
+        # As the kept outputs: no .perm files.
+        if commit:
+            open(os.path.join(base, "stencil", "time", config, "commit.txt"), "w").write(commit + "\n")
         if missing:
             open(os.path.join(d, missing + ".log"), "w").write("error: ignores --dims\n")
 
@@ -82,7 +82,8 @@ class TablePart(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             one, two, out = (os.path.join(tmp, n) for n in ("one", "two", "out"))
             self.write_run(one, "lvl2-node64-core16-block", "2d-5point",
-                           {"identity": 0.004, "rankshape-stencil": 0.002}, missing="nodecart")
+                           {"identity": 0.004, "rankshape-stencil": 0.002}, missing="nodecart",
+                           commit="abc1234")
             self.write_run(two, "lvl2-node128-core32-scattered", "3d-7point",
                            {"identity": 0.009, "hyperplane": 0.003, "rankshape-stencil": 0.003})
             os.makedirs(out)
@@ -95,10 +96,17 @@ class TablePart(unittest.TestCase):
             self.assertEqual((mine["seconds"], mine["objective"], mine["node_pairs"]), ("0.002", 2.0, 10))
             na = [r for r in rows if r["ordering"] == "nodecart" and r["ranks"] == 1024]
             self.assertEqual(na[0]["busiest_node"], "n/a: error: ignores --dims")
+            # A timed ordering is not also listed as having no labelling.
+            self.assertEqual([r for r in rows if not r["bytes"] and r["ordering"] == "hyperplane"
+                              and r["ranks"] == 4096], [])
+            self.assertEqual({r["run"] for r in rows if r["ranks"] == 1024}, {"abc1234"})
+            self.assertEqual({r["run"] for r in rows if r["ranks"] == 4096}, {"not recorded"})
             written = list(csv.DictReader(open(os.path.join(out, "stencil_time.csv"))))
             self.assertEqual(len(written), len(rows))
             md = open(os.path.join(out, "stencil_time.md")).read()
             self.assertIn("| lvl2-node128-core32 | 4096 | scattered | 3d-7point 16x16x16 |", md)
+            self.assertIn("- abc1234: lvl2-node64-core16 block", md)
+            self.assertIn("- not recorded: lvl2-node128-core32 scattered", md)
 
     def test_no_outputs_is_an_error(self):
         with tempfile.TemporaryDirectory() as tmp:
