@@ -7,6 +7,7 @@
 
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
@@ -14,6 +15,7 @@
 #include "cmd/traffic_input.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
+#include "lib/model/bounds.h"
 #include "lib/model/objective.h"
 #include "lib/relabel/relabel.h"
 
@@ -78,6 +80,11 @@ int evaluate_main(int argc, char** argv) {
     nlohmann::json report = {{"costs", costs_path},      {"p", grid.size()},
                              {"grid", grid.to_string()}, {"pattern", spec.pattern.name()},
                              {"objective", spec.name()}, {"labellings", nlohmann::json::array()}};
+    const std::optional<FibreBound> bound = fibre_lower_bound(*costs, grid, spec);
+    if (bound) {
+      std::cout << cli::bound_text(*bound, nullptr);
+      report["lower_bound"] = cli::bound_json(*bound);
+    }
     double identity_primary = 0;
     for (const auto& [name, labelling] : labellings) {
       const Evaluation e = evaluate(*costs, grid, labelling, spec);
@@ -88,6 +95,7 @@ int evaluate_main(int argc, char** argv) {
         std::cout << fmt::format(", {:.3g}x better than identity",
                                  identity_primary / e.value.primary);
       }
+      if (bound && reaches(e.value.primary, bound->primary)) std::cout << ", optimal";
       std::cout << "\n";
       cli::print_evaluation(std::cout, grid, e);
       auto [key, details] = cli::evaluation_json(grid, e);

@@ -173,6 +173,7 @@ int relabel_main(int argc, char** argv) {
         auto [key, details] = cli::evaluation_json(grid, *e);
         report[key + "_" + which] = std::move(details);
       }
+      if (r.bound) report["lower_bound"] = cli::bound_json(*r.bound);
       if (!launch.empty()) report["launch_command"] = launch;
       write_file_atomically(report_out, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
     }
@@ -188,6 +189,7 @@ int relabel_main(int argc, char** argv) {
                                after > 0 ? before / after : 1.0, r.seconds,
                                r.time_limited ? " (time limit reached)" : "");
       cli::print_evaluation(std::cout, grid, r.after);
+      if (r.bound) std::cout << cli::bound_text(*r.bound, &after);
       if (!launch.empty()) std::cout << "  start the application with: " << launch << "\n";
     }
   });

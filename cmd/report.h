@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "lib/model/bounds.h"
 #include "lib/model/objective.h"
 
 namespace rankshape::cli {
@@ -150,6 +151,28 @@ inline std::pair<std::string, nlohmann::json> evaluation_json(const Grid& grid,
   if (e.graph) return {"graph", graph_json(*e.graph)};
   if (e.stencil) return {"stencil", stencil_json(e)};
   return {"dimensions", dimensions_json(grid, e)};
+}
+
+/// "  lower bound: B (worst fibre per dimension at least D0, D1, ...)", then
+/// "; reached: optimal" or "; VALUE is G% above it" when given a value:
+/// how far from optimal an objective can still be (lib/model/bounds.h).
+inline std::string bound_text(const FibreBound& b, const double* value) {
+  std::string dims;
+  for (double d : b.dimension) dims += fmt::format("{}{:.6g}", dims.empty() ? "" : ", ", d);
+  std::string text =
+      fmt::format("  lower bound: {:.6g} (worst fibre per dimension at least {})", b.primary, dims);
+  if (value != nullptr && reaches(*value, b.primary)) {
+    text += "; reached: optimal";
+  } else if (value != nullptr && b.primary > 0) {
+    text +=
+        fmt::format("; {:.6g} is {:.3g}% above it", *value, 100 * (*value - b.primary) / b.primary);
+  }
+  return text + "\n";
+}
+
+/// {primary, total, dimensions: [...]}
+inline nlohmann::json bound_json(const FibreBound& b) {
+  return {{"primary", b.primary}, {"total", b.total}, {"dimensions", b.dimension}};
 }
 
 /// --pattern's help text.

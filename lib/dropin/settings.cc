@@ -176,6 +176,7 @@ nlohmann::json report_json(const std::string& tool, const Settings& s, const Sha
       // perm[i] = rank in the old communicator of new rank i.
       {"perm", perm},
   };
+  if (r.bound) j["lower_bound"] = r.bound->primary;
   if (s.options.source == CostSource::kFile) j["cost_file"] = s.options.cost_file;
   return j;
 }

@@ -39,7 +39,7 @@ module rankshape
   public :: rankshape_relabel_comm, rankshape_relabel_graph_comm
   public :: rankshape_comm, rankshape_fibre, rankshape_free
   public :: rankshape_ndims, rankshape_coords, rankshape_new_rank, rankshape_old_rank
-  public :: rankshape_objective_before, rankshape_objective_after
+  public :: rankshape_objective_before, rankshape_objective_after, rankshape_lower_bound
   public :: rankshape_last_error, rankshape_last_mpi_error_class, rankshape_version
 
   integer, parameter :: RANKSHAPE_OK = 0, RANKSHAPE_ERR_ARG = 1, RANKSHAPE_ERR_MPI = 2, &
@@ -136,6 +136,10 @@ module rankshape
       import :: c_double, c_ptr
       type(c_ptr), value :: shape
     end function c_objective_after
+    real(c_double) function c_lower_bound(shape) bind(C, name="rankshape_lower_bound")
+      import :: c_double, c_ptr
+      type(c_ptr), value :: shape
+    end function c_lower_bound
     integer(c_int) function c_last_error_copy(buffer, size) bind(C, name="rankshape_last_error_copy")
       import :: c_char, c_int
       character(kind=c_char), intent(out) :: buffer(*)
@@ -346,6 +350,12 @@ contains
     type(rankshape_shape), intent(in) :: shape
     rankshape_objective_after = c_objective_after(shape%handle)
   end function rankshape_objective_after
+
+  ! A lower bound on the objective (-1 when none is known).
+  double precision function rankshape_lower_bound(shape)
+    type(rankshape_shape), intent(in) :: shape
+    rankshape_lower_bound = c_lower_bound(shape%handle)
+  end function rankshape_lower_bound
 
   ! What the last failing call said (blank if none), cut to len(message).
   subroutine rankshape_last_error(message)

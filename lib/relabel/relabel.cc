@@ -442,8 +442,9 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
   const int p = grid.size();
   SplitMix64 rng(o.seed);
   SearchStats stats;
-  RelabelResult result{Labelling::identity(p), o.algorithm, 0, false, 0, {}, {}, 0};
+  RelabelResult result{Labelling::identity(p), o.algorithm, 0, false, 0, {}, {}, 0, {}};
   result.before = evaluate(costs, grid, result.labelling, o.objective);
+  result.bound = fibre_lower_bound(costs, grid, o.objective);
 
   const std::string& a = o.algorithm;
   if (a == "identity") {
@@ -510,6 +511,12 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
       Labelling best = result.labelling;
       ObjectiveValue best_value = result.before.value;
       std::string from = "identity";
+      // Reaching the lower bound on the objective and on its tie-break
+      // proves the best so far optimal: the other candidates are skipped.
+      const auto optimal = [&] {
+        return result.bound && reaches(best_value.primary, result.bound->primary) &&
+               reaches(best_value.total, result.bound->total);
+      };
       const auto consider = [&](Labelling l, const std::string& name) {
         const ObjectiveValue v = evaluate(costs, grid, l, o.objective).value;
         if (improves(v, best_value)) {
@@ -523,34 +530,36 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
         say(line);
       };
       std::string tried;  // the candidates before multilevel, for the report
-      const auto try_one = [&](Labelling l, const std::string& name) {
+      const auto try_one = [&](auto make, const std::string& name) {
+        if (optimal()) return;
         tried += name + ", ";
-        consider(std::move(l), name);
+        consider(make(), name);
       };
-      if (!o.levels.empty()) try_one(node_aware(costs, grid, o), "node-aware");
+      if (!o.levels.empty()) try_one([&] { return node_aware(costs, grid, o); }, "node-aware");
       if (std::optional<Labelling> machine = machine_order(costs)) {
-        try_one(std::move(*machine), "machine order");
+        try_one([&] { return std::move(*machine); }, "machine order");
       }
       const int starts = p <= 1024 ? 4 : p < 4096 ? 2 : 1;
       int done = 0;
-      for (int s = 0; s < starts && !(done > 0 && deadline.passed()); ++s, ++done) {
+      for (int s = 0; s < starts && !(done > 0 && deadline.passed()) && !optimal(); ++s, ++done) {
         SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
         consider(multilevel(costs, grid, o.objective, o.levels, deadline, start_rng, stats, say),
                  "multilevel start " + std::to_string(s + 1) + "/" + std::to_string(starts));
       }
-      if (done < starts) stats.time_limited = true;
+      if (done < starts && !optimal()) stats.time_limited = true;
       // Then, in the time left, METIS's slabs, which win where the levels do
       // not fit the grid (180 ranks on 3 racks of 5 nodes of 12, 12x15:
       // 2,529 against 2,691 for the machine's order and 2,853 for
       // multilevel) but cost most (their KL refinement).
       std::string last;
-      if (p <= kMetisCandidateRanks && !deadline.passed()) {
+      if (p <= kMetisCandidateRanks && !deadline.passed() && !optimal()) {
         consider(metis_layout(costs, grid, o.seed, deadline), "metis");
         last = " and metis";
       }
       result.labelling = std::move(best);
       result.algorithm = "auto(best of " + tried + std::to_string(done) + " multilevel start" +
-                         (done == 1 ? "" : "s") + last + ": " + from + ")";
+                         (done == 1 ? "" : "s") + last + ": " + from +
+                         (optimal() ? ", optimal: at the lower bound" : "") + ")";
     }
   }
   result.seconds = deadline.elapsed();

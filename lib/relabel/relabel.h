@@ -42,9 +42,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "lib/model/bounds.h"
 #include "lib/model/objective.h"
 
 namespace rankshape {
@@ -75,6 +77,9 @@ struct RelabelResult {
   /// in one, so that its time limit holds), pages shared with this process
   /// included; 0 when there was none.
   std::size_t child_peak_bytes = 0;
+  /// Lower bounds on the objective for this grid and machine, whatever the
+  /// labelling (lib/model/bounds.h): fibres with pair costs only.
+  std::optional<FibreBound> bound;
 };
 
 /// Names accepted in RelabelOptions::algorithm.

@@ -123,6 +123,8 @@ class Shape {
   int old_rank(int new_rank) const { return rankshape_old_rank(shape_, new_rank); }
   double objective_before() const { return rankshape_objective_before(shape_); }
   double objective_after() const { return rankshape_objective_after(shape_); }
+  /// -1 when no bound is known (rankshape_lower_bound).
+  double lower_bound() const { return rankshape_lower_bound(shape_); }
 
  private:
   rankshape_shape* shape_ = nullptr;

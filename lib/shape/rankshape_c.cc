@@ -277,6 +277,11 @@ double rankshape_objective_after(const rankshape_shape* s) {
   return s ? s->shaped.report().after.value.primary : 0;
 }
 
+double rankshape_lower_bound(const rankshape_shape* s) {
+  if (!s || !s->shaped.report().bound) return -1;
+  return s->shaped.report().bound->primary;
+}
+
 void rankshape_free(rankshape_shape** s) {
   if (!s) return;
   delete *s;

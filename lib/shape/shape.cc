@@ -466,6 +466,7 @@ ShapedComm shape_comm(MPI_Comm raw, const Grid& grid, const Labelling& labelling
   const ObjectiveSpec objective = options.objective.with_links(*costs.costs, costs.levels);
   report.before = evaluate(*costs.costs, grid, Labelling::identity(p), objective);
   report.after = evaluate(*costs.costs, grid, labelling, objective);
+  report.bound = fibre_lower_bound(*costs.costs, grid, objective);
   if (!options.heatmap_prefix.empty()) {
     agree(comm, me != 0 ? "" : capture([&] {
             write_heatmap_pair(options.heatmap_prefix, *costs.costs, labelling, grid);

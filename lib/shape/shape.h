@@ -37,6 +37,7 @@
 
 #include "lib/measure/hierarchy.h"
 #include "lib/measure/pingpong.h"
+#include "lib/model/bounds.h"
 #include "lib/model/grid.h"
 #include "lib/model/labelling.h"
 #include "lib/model/objective.h"
@@ -105,9 +106,13 @@ struct ShapeReport {
   std::string algorithm;    // as run by the winning rank
   int winner = 0;           // rank of comm whose labelling won
   std::uint64_t winner_seed = 0;
-  bool time_limited = false;   // the winner's search hit the time limit
-  Evaluation before;           // identity order
-  Evaluation after;            // the labelling used
+  bool time_limited = false;  // the winner's search hit the time limit
+  Evaluation before;          // identity order
+  Evaluation after;           // the labelling used
+  /// Lower bounds on the objective, whatever the labelling (fibres with
+  /// pair costs only; lib/model/bounds.h): after is optimal when it
+  /// reaches bound->primary.
+  std::optional<FibreBound> bound;
   double measure_seconds = 0;  // getting the costs (MPI_Wtime)
   double relabel_seconds = 0;  // relabelling, choosing and checking the winner
   /// Group tables given to the collectives on comm() (nodes, racks); 0

@@ -52,6 +52,25 @@ check "+links only with sum-max or thesis-max" 1 "+links needs sum-max or thesis
 check "relabel minimises the link-aware objective" 0 "after: " \
   "$relabel" --costs "$dir/m.costs" --grid 4x16 --perm "$dir/l.perm" --objective sum-max+links
 
+# Lower bounds (fibres): evaluate and relabel show them; on nodes that hold
+# whole rows relabel reaches the bound, and says the answer is optimal.
+check "evaluate gives a lower bound" 0 "lower bound: " \
+  "$evaluate" --costs "$dir/m.costs" --grid 4x16 --json "$dir/b.json"
+check "the JSON report has the bound" 0 '"lower_bound"' cat "$dir/b.json"
+check "synth writes 4 scrambled nodes of 4" 0 "" \
+  "$synth" --nodes 4 --cores 4 --order random --seed 3 --costs "$dir/n4.costs"
+check "relabel reaches the bound and says so" 0 "reached: optimal" \
+  "$relabel" --costs "$dir/n4.costs" --grid 4x4 --perm "$dir/n4.perm" --report "$dir/n4.json"
+check "the report has the bound" 0 '"lower_bound"' cat "$dir/n4.json"
+check "evaluate calls the relabelled order optimal" 0 "optimal" \
+  "$evaluate" --costs "$dir/n4.costs" --grid 4x4 --perm "$dir/n4.perm"
+check "no bound for a stencil" 0 "" \
+  "$evaluate" --costs "$dir/n4.costs" --grid 4x4 --pattern stencil
+if grep -q "lower bound" "$dir/stdout"; then
+  echo "FAIL: a stencil was given a fibres bound" >&2
+  failures=$((failures + 1))
+fi
+
 # Stencils: relabel for a halo exchange, evaluate agrees, bad patterns.
 check "relabel for a periodic stencil" 0 "neighbour pairs across" \
   "$relabel" --costs "$dir/m.costs" --grid 8x8 --pattern stencil:periodic --perm "$dir/s.perm" \

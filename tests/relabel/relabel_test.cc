@@ -117,7 +117,34 @@ TEST(RelabelTest, PlantedMachinesReachThePlantedLayout) {
     // Without the structure (a dense matrix, clustering instead of nodes).
     const RelabelResult dense = relabel(to_dense(m.costs), g, o);
     EXPECT_LE(dense.after.value.primary, planted * (1 + 1e-12)) << "dense " << g.to_string();
+    // The bound holds, and does not depend on the costs' form.
+    ASSERT_TRUE(structured.bound.has_value());
+    EXPECT_LE(structured.bound->primary, structured.after.value.primary * (1 + 1e-12));
+    EXPECT_NEAR(structured.bound->primary, dense.bound->primary, 1e-9 * dense.bound->primary);
   }
+}
+
+// Where the fibres fit the machine's levels (a row per node; a row per rack
+// of 4 nodes of 8) the planted layout reaches the lower bound, and auto
+// stops there: it proves the answer optimal instead of running its other
+// candidates.
+TEST(RelabelTest, AutoStopsAtTheLowerBound) {
+  for (const auto& [machine, grid] :
+       {std::pair{machine_shape(1, 4, 1, 4, RankOrder::kRandom), std::vector<int>{4, 4}},
+        std::pair{machine_shape(4, 4, 1, 8, RankOrder::kRandom), std::vector<int>{4, 32}}}) {
+    const SyntheticMachine m = generate_machine(machine);
+    const Grid g(grid);
+    const RelabelResult r = relabel(m.costs, g, RelabelOptions{});
+    ASSERT_TRUE(r.bound.has_value());
+    EXPECT_TRUE(reaches(r.after.value.primary, r.bound->primary)) << g.to_string();
+    EXPECT_NE(r.algorithm.find("optimal: at the lower bound"), std::string::npos) << r.algorithm;
+    EXPECT_EQ(r.algorithm.find("metis"), std::string::npos) << r.algorithm;
+  }
+  // A machine the grid does not fit: no proof, every candidate runs.
+  const SyntheticMachine m = generate_machine(machine_shape(2, 3, 1, 10, RankOrder::kRandom));
+  const RelabelResult r = relabel(m.costs, Grid({6, 10}), RelabelOptions{});
+  EXPECT_EQ(r.algorithm.find("optimal"), std::string::npos) << r.algorithm;
+  EXPECT_GT(r.after.value.primary, r.bound->primary);
 }
 
 // Machines whose levels do not fit the grid (issue 26's): auto is no worse

@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   check(rankshape_fibre(shape, 2) == MPI_COMM_NULL, "no third dimension", rank);
   check(rankshape_objective_after(shape) <= rankshape_objective_before(shape) * (1 + 1e-12),
         "never worse than the original order", rank);
+  check(rankshape_lower_bound(shape) >= 0 &&
+            rankshape_lower_bound(shape) <= rankshape_objective_after(shape) * (1 + 1e-12),
+        "a lower bound, at most the objective found", rank);
   rankshape_free(&shape);
   check(shape == NULL, "free clears the handle", rank);
 

@@ -1,0 +1,72 @@
+// Lower bounds on the fibres objective, so that a user sees how far an
+// answer can still be from the best one, and auto can stop once it has
+// reached one.
+//
+// A rank a sits in one fibre of each dimension k, with q_k - 1 partners
+// there, and its partners in different dimensions are different ranks (two
+// grid positions share at most one fibre). So the partners of a, over all
+// dimensions, are Q = sum_k (q_k - 1) distinct ranks: at best its Q
+// cheapest. For weights l_k, sum_k l_k (cost of a's partners in dimension k)
+// is therefore at least R_a(l): the Q cheapest costs of a, ascending, dealt
+// out in blocks of q_k - 1 to the dimensions by decreasing l_k (the
+// rearrangement inequality). Every pair is seen from both ends, so
+//   total   = sum_k w_k C_k          >= (1/2) sum_a R_a(w_k)
+// with C_k the sum of dimension k's fibre costs. A dimension's worst fibre
+// is at least its mean, C_k / (p / q_k), so
+//   sum-max >= sum_k w_k q_k C_k / p >= (1/2p) sum_a R_a(w_k q_k)
+// and, per dimension, worst_k >= w_k (q_k / 2p) sum_a S_a(q_k - 1), with
+// S_a(m) the sum of a's m cheapest costs (what dimension k gets alone).
+// thesis-max (one max over all fibres) is at least each dimension's bound
+// and the sum-max bound over the number of dimensions, which is loose where
+// one dimension must take the expensive pairs (16 nodes of 16, grid 16x16:
+// 660, where the best is 1,200). "+links" only adds
+// to a dimension's cost, so the bounds hold for it too.
+//
+// The bound is reached when each rank's fibres hold its cheapest partners
+// and all fibres of a dimension cost the same: machines whose nodes (or
+// racks) hold whole fibres. It is loose where two dimensions compete for
+// one level: on racks of 4 nodes of 8 with a 4x4x8 grid, every rank's 24
+// rack partners could serve both 4-wide dimensions one rank at a time, but
+// fibres are closed, and one dimension must leave the rack.
+//
+// Worked example: 2 nodes of 2 ranks (1 inside, 10 across), grid 2x2. Each
+// rank has Q = 2 partners, costs 1 and 10; l = (2, 2) for sum-max, so R_a =
+// 2 * 1 + 2 * 10 = 22 and sum-max >= 4 * 22 / 8 = 11: the best labelling's
+// 1 + 10, which is optimal. Each dimension alone: worst >= 2 * 4 * 1 / 8 =
+// 1 (it could have the cheap pairs if the other did not).
+#ifndef RANKSHAPE_LIB_MODEL_BOUNDS_H_
+#define RANKSHAPE_LIB_MODEL_BOUNDS_H_
+
+#include <optional>
+#include <vector>
+
+#include "lib/model/costs.h"
+#include "lib/model/grid.h"
+#include "lib/model/objective.h"
+
+namespace rankshape {
+
+struct FibreBound {
+  /// Per dimension: a bound on its worst fibre (weighted).
+  std::vector<double> dimension;
+  /// A bound on ObjectiveValue::primary (sum-max, thesis-max or total).
+  double primary = 0;
+  /// A bound on ObjectiveValue::total (every fibre, weighted).
+  double total = 0;
+};
+
+/// The bounds for the fibres pattern with fibre cost "pairs" (any
+/// aggregate, with or without +links); nullopt for max-pair, stencils and
+/// graphs. Costs O(p^2) lookups for dense costs and O(p cores) for
+/// structured ones. Throws std::invalid_argument if costs and grid
+/// disagree on the rank count.
+std::optional<FibreBound> fibre_lower_bound(const Costs& costs, const Grid& grid,
+                                            const ObjectiveSpec& spec);
+
+/// Whether value reaches bound, up to rounding (a relative 1e-9): no
+/// labelling can then do better.
+bool reaches(double value, double bound);
+
+}  // namespace rankshape
+
+#endif  // RANKSHAPE_LIB_MODEL_BOUNDS_H_

@@ -1,0 +1,170 @@
+#include "lib/model/bounds.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "lib/util/random.h"
+#include "tests/testing/machines.h"
+
+namespace rankshape {
+namespace {
+
+ObjectiveSpec with(Aggregate aggregate) {
+  ObjectiveSpec s;
+  s.aggregate = aggregate;
+  return s;
+}
+
+const Aggregate kAggregates[] = {Aggregate::kSumOfDimensionMax, Aggregate::kMaxOverAllFibres,
+                                 Aggregate::kSumOfAllFibres};
+
+// The best primary over every labelling (p <= 8).
+double optimum(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec) {
+  std::vector<int> perm(static_cast<std::size_t>(grid.size()));
+  std::iota(perm.begin(), perm.end(), 0);
+  double best = std::numeric_limits<double>::infinity();
+  do {
+    std::vector<OldRank> order;
+    for (int o : perm) order.emplace_back(o);
+    best = std::min(best, evaluate(costs, grid, Labelling(std::move(order)), spec).value.primary);
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  return best;
+}
+
+TEST(FibreLowerBoundTest, WorkedExampleOfTheHeader) {
+  // Nodes {0,1} and {2,3}: 1 inside, 10 across; grid 2x2.
+  const DenseCosts costs(4, {0, 1, 10, 10, 1, 0, 10, 10, 10, 10, 0, 1, 10, 10, 1, 0});
+  const Grid grid({2, 2});
+  const std::optional<FibreBound> b = fibre_lower_bound(costs, grid, ObjectiveSpec());
+  ASSERT_TRUE(b.has_value());
+  EXPECT_DOUBLE_EQ(b->primary, 11);  // reached: 1 + 10
+  EXPECT_DOUBLE_EQ(b->total, 22);
+  ASSERT_EQ(b->dimension.size(), 2u);
+  EXPECT_DOUBLE_EQ(b->dimension[0], 1);
+  EXPECT_DOUBLE_EQ(b->dimension[1], 1);
+  EXPECT_DOUBLE_EQ(optimum(costs, grid, ObjectiveSpec()), 11);
+  // thesis-max: each dimension's bound, and the sum-max bound over 2.
+  EXPECT_DOUBLE_EQ(fibre_lower_bound(costs, grid, with(Aggregate::kMaxOverAllFibres))->primary,
+                   5.5);
+  EXPECT_DOUBLE_EQ(fibre_lower_bound(costs, grid, with(Aggregate::kSumOfAllFibres))->primary, 22);
+}
+
+TEST(FibreLowerBoundTest, NeverAboveTheOptimumOfSmallRandomMachines) {
+  SplitMix64 rng(7);
+  const Grid grids[] = {Grid({2, 2, 2}), Grid({2, 4}), Grid({8}), Grid({2, 3}), Grid({7})};
+  for (const Grid& grid : grids) {
+    for (int trial = 0; trial < 4; ++trial) {
+      const int p = grid.size();
+      std::vector<double> m(static_cast<std::size_t>(p) * p, 0);
+      for (int a = 0; a < p; ++a) {
+        for (int b = a + 1; b < p; ++b) {
+          m[static_cast<std::size_t>(a) * p + b] = m[static_cast<std::size_t>(b) * p + a] =
+              1 + static_cast<double>(rng.below(20));
+        }
+      }
+      const DenseCosts costs(p, m);
+      for (Aggregate aggregate : kAggregates) {
+        const ObjectiveSpec spec = with(aggregate);
+        const double bound = fibre_lower_bound(costs, grid, spec)->primary;
+        EXPECT_GT(bound, 0);
+        EXPECT_LE(bound, optimum(costs, grid, spec) * (1 + 1e-12))
+            << grid.to_string() << " trial " << trial << " " << spec.name();
+      }
+    }
+  }
+}
+
+TEST(FibreLowerBoundTest, ReachedOnAPlantedMachine) {
+  // 16 nodes of 16 cores (1 inside, 10 across), ranks in node blocks, grid
+  // 16x16: the job's own order puts each row on a node, which is optimal,
+  // and the bound says so for sum-max and total. thesis-max's bound only
+  // knows that the two dimensions' means add up to the sum-max bound.
+  StructuredSpec s = testing::flat_machine(16, 16, 10);
+  for (int r = 0; r < 256; ++r) s.ranks.push_back({r / 16, r % 16});
+  const StructuredCosts costs(s);
+  const Grid grid({16, 16});
+  for (Aggregate aggregate : kAggregates) {
+    const ObjectiveSpec spec = with(aggregate);
+    const Evaluation e = evaluate(costs, grid, Labelling::identity(256), spec);
+    const std::optional<FibreBound> b = fibre_lower_bound(costs, grid, spec);
+    EXPECT_TRUE(reaches(e.value.total, b->total));
+    if (aggregate == Aggregate::kMaxOverAllFibres) {
+      EXPECT_DOUBLE_EQ(b->primary, (120 + 1200) / 2.0);
+    } else {
+      EXPECT_TRUE(reaches(e.value.primary, b->primary)) << e.value.primary << " " << b->primary;
+    }
+  }
+  // Each dimension alone could stay inside nodes (16 * 15 / 2 pairs of cost
+  // 1), but not both: the sum-max bound is one inside and one across.
+  const std::optional<FibreBound> b = fibre_lower_bound(costs, grid, ObjectiveSpec());
+  EXPECT_DOUBLE_EQ(b->dimension[0], 120);
+  EXPECT_DOUBLE_EQ(b->dimension[1], 120);
+  EXPECT_DOUBLE_EQ(b->primary, 120 + 1200);
+  // A scrambled order is far from it.
+  std::vector<OldRank> perm;
+  for (int r = 0; r < 256; ++r) perm.emplace_back(r);
+  SplitMix64 rng(3);
+  shuffle(perm, rng);
+  const Evaluation scrambled = evaluate(costs, grid, Labelling(perm), ObjectiveSpec());
+  EXPECT_FALSE(reaches(scrambled.value.primary, b->primary));
+}
+
+TEST(FibreLowerBoundTest, StructuredAndDenseGiveTheSameBound) {
+  // Uneven nodes, two ranks on one core, a rack level and unequal core
+  // costs: the structured walk must agree with the dense one.
+  SplitMix64 rng(11);
+  StructuredSpec s;
+  s.cores_per_node = 4;
+  s.core_costs.resize(16);
+  for (int a = 0; a < 4; ++a) {
+    for (int b = a; b < 4; ++b) {
+      s.core_costs[a * 4 + b] = s.core_costs[b * 4 + a] = a == b ? 0.5 : 1 + (a + b) % 3;
+    }
+  }
+  s.nodes = 6;
+  s.racks = 2;
+  s.node_rack = {0, 0, 0, 1, 1, 1};
+  s.rack_costs = {10, 40, 40, 12};
+  const int placed[][2] = {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 0}, {1, 3}, {2, 2}, {3, 0},
+                           {3, 1}, {3, 2}, {4, 1}, {4, 3}, {5, 0}, {5, 1}, {5, 2}, {5, 3}, {2, 1}};
+  for (const auto& at : placed) s.ranks.push_back({at[0], at[1]});
+  const StructuredCosts structured(s);
+  const DenseCosts dense = to_dense(structured);
+  for (const Grid& grid : {Grid({3, 6}), Grid({2, 3, 3}), Grid({18})}) {
+    for (Aggregate aggregate : kAggregates) {
+      const ObjectiveSpec spec = with(aggregate);
+      const FibreBound a = *fibre_lower_bound(structured, grid, spec);
+      const FibreBound b = *fibre_lower_bound(dense, grid, spec);
+      EXPECT_NEAR(a.primary, b.primary, 1e-9 * b.primary) << grid.to_string();
+      EXPECT_NEAR(a.total, b.total, 1e-9 * b.total);
+      for (int k = 0; k < grid.ndims(); ++k) EXPECT_NEAR(a.dimension[k], b.dimension[k], 1e-9);
+      // And no labelling tried goes below it.
+      for (int trial = 0; trial < 20; ++trial) {
+        std::vector<OldRank> perm;
+        for (int r = 0; r < 18; ++r) perm.emplace_back(r);
+        shuffle(perm, rng);
+        EXPECT_GE(evaluate(dense, grid, Labelling(perm), spec).value.primary,
+                  a.primary * (1 - 1e-12));
+      }
+    }
+  }
+}
+
+TEST(FibreLowerBoundTest, NoneForOtherObjectivesAndAClearErrorOnSizes) {
+  const DenseCosts costs(4, {0, 1, 10, 10, 1, 0, 10, 10, 10, 10, 0, 1, 10, 10, 1, 0});
+  ObjectiveSpec max_pair;
+  max_pair.fibre = FibreCost::kMaxPair;
+  EXPECT_FALSE(fibre_lower_bound(costs, Grid({2, 2}), max_pair).has_value());
+  const ObjectiveSpec stencil = ObjectiveSpec::parse("", Pattern::parse("stencil"));
+  EXPECT_FALSE(fibre_lower_bound(costs, Grid({2, 2}), stencil).has_value());
+  // +links only adds to a dimension: the same bound.
+  EXPECT_DOUBLE_EQ(
+      fibre_lower_bound(costs, Grid({2, 2}), ObjectiveSpec::parse("sum-max+links"))->primary, 11);
+  EXPECT_THROW(fibre_lower_bound(costs, Grid({3, 2}), ObjectiveSpec()), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rankshape
