@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -176,6 +178,150 @@ void for_each_rank_structured(const StructuredCosts& costs, Visit&& visit) {
   }
 }
 
+// An upper bound on sum_k l_k e_k(S) over the sets S of s grid positions,
+// with e_k(S) the dimension-k fibre pairs inside S: the most weighted pairs
+// a node or rack of s ranks can hold. The least of three bounds:
+//   - each dimension alone, packing S with whole fibres;
+//   - every member has at most s - 1 partners in S;
+//   - entropy: for X uniform on S, Han's inequality gives
+//     sum_k H(X_k | X_-k) <= H(X) = log s, and H(X_k | X_-k) is the mean
+//     over members a of log t_k(a), t_k(a) the members on a's dimension-k
+//     fibre, while 2 e_k(S) = sum_a (t_k(a) - 1). Maximising the convex
+//     sum_k l_k (t_k - 1) under a mean budget of logs gives at most s/2
+//     times the upper concave hull, at log s, of the points
+//     (sum_{k in F} log q_k, sum_{k in F} l_k (q_k - 1)) over the sets of
+//     dimensions F, with q_k = min(q_k, s).
+// On a 256x256 grid, S of 64: 2,016 (one fibre, exact); of 4,096: 783,360
+// (16 whole fibres hold 552,960).
+class GroupPairs {
+ public:
+  GroupPairs(const Grid& grid, std::vector<double> factor)
+      : grid_(grid), factor_(std::move(factor)) {}
+
+  double most(std::int64_t s) {
+    const auto known = memo_.find(s);
+    if (known != memo_.end()) return known->second;
+    const int d = grid_.ndims();
+    const double size = static_cast<double>(s);
+    double packing = 0, heaviest = 0;
+    for (int k = 0; k < d; ++k) {
+      const std::int64_t q = grid_.dim(k);
+      const double whole = static_cast<double>(s / q), rest = static_cast<double>(s % q);
+      packing += factor_[k] * (whole * q * (q - 1) / 2.0 + rest * (rest - 1) / 2);
+      heaviest = std::max(heaviest, factor_[k]);
+    }
+    double best = std::min(packing, heaviest * size * (size - 1) / 2);
+    if (d <= kMostDimensionsForEntropy) best = std::min(best, size / 2 * entropy_hull(s));
+    memo_.emplace(s, best);
+    return best;
+  }
+
+ private:
+  static constexpr int kMostDimensionsForEntropy = 12;  // 4,096 sets of dimensions
+
+  double entropy_hull(std::int64_t s) const {
+    const int d = grid_.ndims();
+    std::vector<std::pair<double, double>> points;  // (budget, weighted partners)
+    for (std::uint32_t set = 0; set < (1u << d); ++set) {
+      double x = 0, y = 0;
+      for (int k = 0; k < d; ++k) {
+        if ((set >> k & 1u) == 0) continue;
+        const double q = static_cast<double>(std::min<std::int64_t>(grid_.dim(k), s));
+        x += std::log(q);
+        y += factor_[k] * (q - 1);
+      }
+      points.emplace_back(x, y);
+    }
+    const double budget = std::log(static_cast<double>(s));
+    double hull = 0;
+    for (const auto& [x1, y1] : points) {
+      if (x1 > budget + 1e-12) continue;
+      hull = std::max(hull, y1);
+      for (const auto& [x2, y2] : points) {
+        if (x2 > budget && y2 > y1) {
+          hull = std::max(hull, y1 + (y2 - y1) * (budget - x1) / (x2 - x1));
+        }
+      }
+    }
+    return hull;
+  }
+
+  const Grid& grid_;
+  std::vector<double> factor_;
+  std::map<std::int64_t, double> memo_;
+};
+
+// For a structured machine: every pair costs at least the least cost of
+// its level (same node m0, same rack m1, across racks m2, made
+// non-decreasing), so
+//   sum_k l_k C_k >= m2 sum_k l_k P_k - (m2 - m1) sum_racks W(rack)
+//                                     - (m1 - m0) sum_nodes W(node)
+// with P_k all dimension-k pairs and W a group's most weighted pairs
+// (GroupPairs). This sees what the per-rank bound does not: fibres are
+// closed, so a rack cannot give every member its cheapest partners in two
+// dimensions at once.
+double level_bound(const StructuredCosts& costs, const Grid& grid,
+                   const std::vector<double>& factor) {
+  const StructuredSpec& s = costs.spec();
+  const int cores = s.cores_per_node;
+  std::vector<std::int64_t> on_node(static_cast<std::size_t>(s.nodes), 0);
+  std::vector<std::int64_t> on_rack(static_cast<std::size_t>(s.racks), 0);
+  std::vector<std::int64_t> on_core(static_cast<std::size_t>(s.nodes) * cores, 0);
+  for (int r = 0; r < costs.size(); ++r) {
+    const RankLocation& at = costs.location(OldRank(r));
+    ++on_node[at.node];
+    ++on_rack[costs.rack_of(at.node)];
+    ++on_core[static_cast<std::size_t>(at.node) * cores + at.core];
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  double m[3] = {inf, inf, inf};  // least cost: same node, same rack, across racks
+  for (int n = 0; n < s.nodes; ++n) {
+    for (int a = 0; a < cores; ++a) {
+      const std::int64_t here = on_core[static_cast<std::size_t>(n) * cores + a];
+      if (here == 0) continue;
+      for (int b = a; b < cores; ++b) {
+        const std::int64_t there = on_core[static_cast<std::size_t>(n) * cores + b];
+        if (there > (a == b ? 1 : 0)) {
+          m[0] = std::min(m[0], s.core_costs[static_cast<std::size_t>(a) * cores + b]);
+        }
+      }
+    }
+  }
+  if (!s.node_costs.empty()) {
+    for (int x = 0; x < s.nodes; ++x) {
+      for (int y = 0; y < s.nodes; ++y) {
+        if (y == x || on_node[x] == 0 || on_node[y] == 0) continue;
+        const int level = costs.rack_of(x) == costs.rack_of(y) ? 1 : 2;
+        m[level] = std::min(m[level], costs.node_cost(x, y));
+      }
+    }
+  } else {
+    for (int a = 0; a < s.racks; ++a) {
+      for (int b = 0; b < s.racks; ++b) {
+        if (on_rack[a] == 0 || on_rack[b] == 0) continue;
+        const double c = s.rack_costs[static_cast<std::size_t>(a) * s.racks + b];
+        m[a == b ? 1 : 2] = std::min(m[a == b ? 1 : 2], c);
+      }
+    }
+  }
+  // Levels no pair reaches take the next level's least cost.
+  for (int l = 1; l >= 0; --l) m[l] = std::min(m[l], m[l + 1]);
+  if (m[0] == inf) return 0;  // one rank
+  const double top = m[2] != inf ? m[2] : m[1] != inf ? m[1] : m[0];
+  const double mid = std::min(m[1], top);
+  const double low = std::min(m[0], mid);
+  double all_pairs = 0;
+  for (int k = 0; k < grid.ndims(); ++k) {
+    const double q = grid.dim(k);
+    all_pairs += factor[k] * grid.fibre_count(k) * q * (q - 1) / 2;
+  }
+  GroupPairs most(grid, factor);
+  double held = 0;
+  for (std::int64_t n : on_node) held += (mid - low) * (n > 0 ? most.most(n) : 0);
+  for (std::int64_t r : on_rack) held += (top - mid) * (r > 0 ? most.most(r) : 0);
+  return top * all_pairs - held;
+}
+
 }  // namespace
 
 bool reaches(double value, double bound) { return value <= bound + 1e-9 * std::abs(bound); }
@@ -222,13 +368,18 @@ std::optional<FibreBound> fibre_lower_bound(const Costs& costs, const Grid& grid
 
   FibreBound b;
   b.total = total / 2;
+  double by_levels = 0;  // sum-max from the machine's levels, structured costs only
+  if (const auto* structured = dynamic_cast<const StructuredCosts*>(&costs)) {
+    b.total = std::max(b.total, level_bound(*structured, grid, by_weight));
+    by_levels = level_bound(*structured, grid, by_mean) / p;
+  }
   double sum_of_dimensions = 0, worst_dimension = 0;
   for (int k = 0; k < d; ++k) {
     b.dimension.push_back(spec.weight(k) * grid.dim(k) * alone[k] / (2 * p));
     sum_of_dimensions += b.dimension.back();
     worst_dimension = std::max(worst_dimension, b.dimension.back());
   }
-  const double sum_max = std::max(means / (2 * p), sum_of_dimensions);
+  const double sum_max = std::max({means / (2 * p), sum_of_dimensions, by_levels});
   switch (spec.aggregate) {
     case Aggregate::kSumOfDimensionMax:
       b.primary = sum_max;

@@ -22,12 +22,22 @@
 // 660, where the best is 1,200). "+links" only adds
 // to a dimension's cost, so the bounds hold for it too.
 //
-// The bound is reached when each rank's fibres hold its cheapest partners
-// and all fibres of a dimension cost the same: machines whose nodes (or
-// racks) hold whole fibres. It is loose where two dimensions compete for
-// one level: on racks of 4 nodes of 8 with a 4x4x8 grid, every rank's 24
-// rack partners could serve both 4-wide dimensions one rank at a time, but
-// fibres are closed, and one dimension must leave the rack.
+// That per-rank bound is reached when each rank's fibres hold its cheapest
+// partners and all fibres of a dimension cost the same: machines whose
+// nodes (or racks) hold whole fibres. It is loose where two dimensions
+// compete for one level: on racks of 4 nodes of 8 with a 4x4x8 grid, every
+// rank's 24 rack partners could serve both 4-wide dimensions one rank at a
+// time, but fibres are closed, and one dimension must leave the rack.
+//
+// For structured costs a second bound counts per group instead: every pair
+// costs at least its level's least cost (same node, same rack, across), and
+// a node or rack of s ranks holds at most W(s) weighted fibre pairs
+// (packing whole fibres per dimension, s - 1 partners per member, and an
+// entropy bound: Han's inequality over a uniform member's coordinates), so
+//   sum_k l_k C_k >= m2 sum_k l_k P_k - (m2 - m1) sum_racks W - (m1 - m0) sum_nodes W
+// with P_k all dimension-k pairs. On the 4x4x8 example (costs 1, 10, 40)
+// it gives 328, the planted layout's sum-max (28 + 60 + 240); the per-rank
+// bound gives 148. The larger of the two is reported.
 //
 // Worked example: 2 nodes of 2 ranks (1 inside, 10 across), grid 2x2. Each
 // rank has Q = 2 partners, costs 1 and 10; l = (2, 2) for sum-max, so R_a =
