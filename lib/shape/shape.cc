@@ -466,7 +466,8 @@ ShapedComm shape_comm(MPI_Comm raw, const Grid& grid, const Labelling& labelling
   const ObjectiveSpec objective = options.objective.with_links(*costs.costs, costs.levels);
   report.before = evaluate(*costs.costs, grid, Labelling::identity(p), objective);
   report.after = evaluate(*costs.costs, grid, labelling, objective);
-  report.bound = fibre_lower_bound(*costs.costs, grid, objective);
+  // relabel_comm() passes the bound its search computed.
+  if (!report.bound) report.bound = fibre_lower_bound(*costs.costs, grid, objective);
   if (!options.heatmap_prefix.empty()) {
     agree(comm, me != 0 ? "" : capture([&] {
             write_heatmap_pair(options.heatmap_prefix, *costs.costs, labelling, grid);
@@ -601,6 +602,7 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
              "MPI_Bcast");
   report.cost_source = costs.source;
   report.measure_seconds = costs.seconds;
+  report.bound = mine.bound;  // the same on every rank: same costs, grid and objective
   report.relabel_seconds = MPI_Wtime() - relabel_started;
   return shape_comm(comm.get(), grid, *labelling, costs, options, std::move(report));
 }
