@@ -6,7 +6,7 @@ with the MPI GoogleTest main and one sh_test per rank count (x_np1, x_np2,
 mpiexec for MPICH, smpirun for SMPI), plus a test_suite `x` with all of them.
 MPI tests are tagged "exclusive" (two cores, many ranks: one at a time) and
 "mpi" (so CI can select them); runs at 1 to 3 ranks also "mpi_small" (the
-sanitizer step's share), runs at 5 ranks or more also "mpi_wide" (left out
+sanitizer step's share), runs at 4 ranks or more also "mpi_wide" (left out
 of the MPICH step and of tools/test --quick: see docs/testing.md).
 """
 
@@ -41,12 +41,12 @@ def mpi_launch_test(name, binary, ranks = DEFAULT_RANKS, args = [], data = [], s
             args = [_LAUNCHER_ARG, str(n), "$(location %s)" % binary] + args,
             data = [binary, "//data/platforms:ci-cluster.xml", "//tools:sanitizer_env"] + data,
             size = size,
-            # 5 ranks and more: "mpi_wide". MPICH busy-polls, so on two
+            # 4 ranks and more: "mpi_wide". MPICH busy-polls, so on two
             # cores these cost it 20x to 100x what Open MPI takes (which
             # yields when oversubscribed); its step and --quick skip them.
             # 1 to 3 ranks: "mpi_small", the sanitizer builds' share (with
             # the shorter script-driven tests, tagged so in their BUILD).
-            tags = ["exclusive", "mpi"] + (["mpi_wide"] if n >= 5 else []) +
+            tags = ["exclusive", "mpi"] + (["mpi_wide"] if n >= 4 else []) +
                    (["mpi_small"] if n <= 3 else []) + tags,
         )
         tests.append(":" + test_name)

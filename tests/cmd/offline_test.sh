@@ -34,7 +34,7 @@ case $launcher in
     ;;
 esac
 dir=$TEST_TMPDIR
-timeout 120 "${run[@]}" "${bind[@]}" -n $np "$measure" --out "$dir/m" --sizes 8,1024 --reps 2 \
+timeout 120 "${run[@]}" "${bind[@]}" -n $np "$measure" --out "$dir/m" --sizes 8,1024 --reps 2 --retries 1 \
   >"$dir/measure.log" 2>&1 || { cat "$dir/measure.log"; fail "measure"; exit 1; }
 
 # Where new rank i must run: the placement line of old rank perm[i].

@@ -13,7 +13,7 @@
 #       and linked at the others: the program's counter check
 #       (RANKSHAPE_EXPECT_DISPATCH) requires hierarchical calls whenever
 #       the groups make a hierarchy (several groups, not all of one rank),
-#       none otherwise.
+#       none otherwise (at 1 and 2 ranks, where none does, blocks:2 alone).
 # (b) and (c) run the program's --quick checks (counts 1 and 7), the rest
 # all of them.
 # Once: RANKSHAPE_COLL=hierarchical without groups on one machine (no
@@ -53,7 +53,9 @@ fi
 
 # launch and show.
 launch_timeout=300
-smpi_args=(-platform "$platform" --cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:mpich
+# As tools/run_mpi.sh: no computation simulated, so runs do not depend on load.
+smpi_args=(-platform "$platform" --cfg=smpi/host-speed:1Gf --cfg=smpi/simulate-computation:no
+           --cfg=smpi/coll-selector:mpich
            --cfg=smpi/alltoall:basic_linear --cfg=smpi/alltoallv:bruck --cfg=smpi/reduce:binomial
            --log=root.thresh:warning --log=smpi_config.thresh:warning)
 source tests/dropin/launch.sh
@@ -101,8 +103,10 @@ for np in "${rank_counts[@]}"; do
     -- "$linked" --quick
   # Each group spec preloaded at some rank counts and linked at the others
   # (always linked under SMPI).
+  # At 1 and 2 ranks no spec makes a hierarchy: the first one says so.
   i=0
   for spec in blocks:2 blocks:3 dealt:3; do
+    [ "$np" -le 2 ] && [ "$i" -gt 0 ] && break
     expect=$(hierarchical_calls "$spec" "$np")
     name=${spec/:/}
     if [ $(((np + i) % 2)) = 0 ] && [ "$launcher" != smpi ]; then

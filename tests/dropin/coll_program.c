@@ -76,6 +76,12 @@ static void check_code(int code, const char* what) {
     fprintf(stderr, "coll_program: rank %d: %s returned error class %d%s: %s\n", world_rank, what,
             error_class, error_class == MPI_ERR_ARG ? " (MPI_ERR_ARG)" : "", text);
     fflush(stderr);
+#ifdef SMPI_H
+    /* SMPI's ranks are threads of one process, which the first exit() ends:
+     * the others print first (they fail alike, so all reach this barrier;
+     * PMPI, because the drop-in fails every collective). */
+    PMPI_Barrier(MPI_COMM_WORLD);
+#endif
     MPI_Finalize();
     exit(1);
   }
