@@ -251,26 +251,26 @@ class GroupPairs {
   std::map<std::int64_t, double> memo_;
 };
 
-// For a structured machine: every pair costs at least the least cost of
-// its level (same node m0, same rack m1, across racks m2, made
-// non-decreasing), so
-//   sum_k l_k C_k >= m2 sum_k l_k P_k - (m2 - m1) sum_racks W(rack)
-//                                     - (m1 - m0) sum_nodes W(node)
-// with P_k all dimension-k pairs and W a group's most weighted pairs
-// (GroupPairs). This sees what the per-rank bound does not: fibres are
-// closed, so a rack cannot give every member its cheapest partners in two
-// dimensions at once.
-double level_bound(const StructuredCosts& costs, const Grid& grid,
-                   const std::vector<double>& factor) {
+// What level_bound() needs from the machine, found once for all factors:
+// the ranks on each node and rack, and the least cost of each level (same
+// node, same rack, across racks), non-decreasing.
+struct Levels {
+  std::vector<std::int64_t> on_node, on_rack;
+  double low = 0, mid = 0, top = 0;
+  bool one_rank = false;
+};
+
+Levels machine_levels(const StructuredCosts& costs) {
   const StructuredSpec& s = costs.spec();
   const int cores = s.cores_per_node;
-  std::vector<std::int64_t> on_node(static_cast<std::size_t>(s.nodes), 0);
-  std::vector<std::int64_t> on_rack(static_cast<std::size_t>(s.racks), 0);
+  Levels v;
+  v.on_node.assign(static_cast<std::size_t>(s.nodes), 0);
+  v.on_rack.assign(static_cast<std::size_t>(s.racks), 0);
   std::vector<std::int64_t> on_core(static_cast<std::size_t>(s.nodes) * cores, 0);
   for (int r = 0; r < costs.size(); ++r) {
     const RankLocation& at = costs.location(OldRank(r));
-    ++on_node[at.node];
-    ++on_rack[costs.rack_of(at.node)];
+    ++v.on_node[at.node];
+    ++v.on_rack[costs.rack_of(at.node)];
     ++on_core[static_cast<std::size_t>(at.node) * cores + at.core];
   }
   const double inf = std::numeric_limits<double>::infinity();
@@ -290,7 +290,7 @@ double level_bound(const StructuredCosts& costs, const Grid& grid,
   if (!s.node_costs.empty()) {
     for (int x = 0; x < s.nodes; ++x) {
       for (int y = 0; y < s.nodes; ++y) {
-        if (y == x || on_node[x] == 0 || on_node[y] == 0) continue;
+        if (y == x || v.on_node[x] == 0 || v.on_node[y] == 0) continue;
         const int level = costs.rack_of(x) == costs.rack_of(y) ? 1 : 2;
         m[level] = std::min(m[level], costs.node_cost(x, y));
       }
@@ -298,7 +298,7 @@ double level_bound(const StructuredCosts& costs, const Grid& grid,
   } else {
     for (int a = 0; a < s.racks; ++a) {
       for (int b = 0; b < s.racks; ++b) {
-        if (on_rack[a] == 0 || on_rack[b] == 0) continue;
+        if (v.on_rack[a] == 0 || v.on_rack[b] == 0) continue;
         const double c = s.rack_costs[static_cast<std::size_t>(a) * s.racks + b];
         m[a == b ? 1 : 2] = std::min(m[a == b ? 1 : 2], c);
       }
@@ -306,10 +306,25 @@ double level_bound(const StructuredCosts& costs, const Grid& grid,
   }
   // Levels no pair reaches take the next level's least cost.
   for (int l = 1; l >= 0; --l) m[l] = std::min(m[l], m[l + 1]);
-  if (m[0] == inf) return 0;  // one rank
-  const double top = m[2] != inf ? m[2] : m[1] != inf ? m[1] : m[0];
-  const double mid = std::min(m[1], top);
-  const double low = std::min(m[0], mid);
+  v.one_rank = m[0] == inf;
+  if (v.one_rank) return v;
+  v.top = m[2] != inf ? m[2] : m[1] != inf ? m[1] : m[0];
+  v.mid = std::min(m[1], v.top);
+  v.low = std::min(m[0], v.mid);
+  return v;
+}
+
+// For a structured machine: every pair costs at least the least cost of
+// its level (same node m0 = low, same rack m1 = mid, across racks m2 = top,
+// made non-decreasing: machine_levels()), so
+//   sum_k l_k C_k >= m2 sum_k l_k P_k - (m2 - m1) sum_racks W(rack)
+//                                     - (m1 - m0) sum_nodes W(node)
+// with P_k all dimension-k pairs and W a group's most weighted pairs
+// (GroupPairs). This sees what the per-rank bound does not: fibres are
+// closed, so a rack cannot give every member its cheapest partners in two
+// dimensions at once.
+double level_bound(const Levels& v, const Grid& grid, const std::vector<double>& factor) {
+  if (v.one_rank) return 0;
   double all_pairs = 0;
   for (int k = 0; k < grid.ndims(); ++k) {
     const double q = grid.dim(k);
@@ -317,9 +332,9 @@ double level_bound(const StructuredCosts& costs, const Grid& grid,
   }
   GroupPairs most(grid, factor);
   double held = 0;
-  for (std::int64_t n : on_node) held += (mid - low) * (n > 0 ? most.most(n) : 0);
-  for (std::int64_t r : on_rack) held += (top - mid) * (r > 0 ? most.most(r) : 0);
-  return top * all_pairs - held;
+  for (std::int64_t n : v.on_node) held += (v.mid - v.low) * (n > 0 ? most.most(n) : 0);
+  for (std::int64_t r : v.on_rack) held += (v.top - v.mid) * (r > 0 ? most.most(r) : 0);
+  return v.top * all_pairs - held;
 }
 
 }  // namespace
@@ -370,8 +385,9 @@ std::optional<FibreBound> fibre_lower_bound(const Costs& costs, const Grid& grid
   b.total = total / 2;
   double by_levels = 0;  // sum-max from the machine's levels, structured costs only
   if (const auto* structured = dynamic_cast<const StructuredCosts*>(&costs)) {
-    b.total = std::max(b.total, level_bound(*structured, grid, by_weight));
-    by_levels = level_bound(*structured, grid, by_mean) / p;
+    const Levels levels = machine_levels(*structured);
+    b.total = std::max(b.total, level_bound(levels, grid, by_weight));
+    by_levels = level_bound(levels, grid, by_mean) / p;
   }
   double sum_of_dimensions = 0, worst_dimension = 0;
   for (int k = 0; k < d; ++k) {
