@@ -7,7 +7,9 @@
 #     hierarchical mode; each must price every intra-node pair below every
 #     inter-node pair;
 #   - relabel a NODES x RANKS grid from the dense costs; each RANKS-rank
-#     fibre (dimension 1) must land on one node.
+#     fibre (dimension 1) must land on one node, or the labelling must be
+#     no worse by relabel's objective than one where they do (measured
+#     costs are uneven: a 4x4 grid's dimension 0 on the nodes can tie).
 # Writes bench/results/emulated_measure.txt (or --report FILE) and exits 1
 # when any run misses. Sets the cluster up and always tears it down. Needs
 # root and network namespaces; every step is bounded in time.
@@ -78,7 +80,7 @@ for config in $configs; do
     good=$((good + ok))
   done
   median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-  echo "$config: $good of $runs runs right (separated in both modes, every fibre on one node); dense measure median $median s" >>"$out/report"
+  echo "$config: $good of $runs runs right (separated in both modes, every fibre on one node or as good); dense measure median $median s" >>"$out/report"
   [ "$good" -eq "$runs" ] || failed=1
 done
 mkdir -p "$(dirname "$report")"
