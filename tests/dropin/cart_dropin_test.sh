@@ -1,8 +1,9 @@
 #!/bin/bash
 # The MPI_Cart_create drop-in on an unmodified program (cart_program.c), at
-# 4, 6 and 1 ranks (4 and 1 under the sanitizers), on a planted machine: nodes of Q1 ranks (cost 1 inside,
-# 100 across) holding scrambled ranks, node of rank r = ((p - r) mod p) / Q1,
-# so the job's own order puts rows across nodes. Checks:
+# 4, 6 and 1 ranks (4 and 1 under the sanitizers), on a planted machine:
+# nodes of Q1 ranks (cost 1 inside, 100 across) holding scrambled ranks,
+# node of rank r = ((p - r) mod p) / Q1, so the job's own order puts rows
+# across nodes. Checks:
 #   (a) plain run: cart rank = world rank;
 #   (b) preloaded (and (b2) linked in) with a cost file and a report: the
 #       report's objective improves, its permutation is the program's own
