@@ -20,6 +20,88 @@ double cost_of_members(const C& costs, const OldRank* members, int n, FibreCost 
   return result;
 }
 
+// A fibre on a structured machine, its members grouped by node: the pairs
+// inside a node go through the core costs one by one, the others by pairs
+// of racks (pairs of nodes with a node matrix), weighted by how many
+// members each holds. Exact, and at 1,048,576 ranks on a 128x128x64 grid
+// it is what makes a full evaluation affordable: a fibre of 128 ranks
+// scattered over as many nodes of 16 racks costs 16 x 16 rack pairs
+// instead of 8,128 pair costs, and one of node boxes (32 nodes of 4) 192
+// core pairs and 32 x 32 node pairs at most. Short fibres keep the plain
+// loop.
+constexpr int kGroupedFibre = 24;
+
+double cost_of_members(const StructuredCosts& costs, const OldRank* members, int n,
+                       FibreCost kind) {
+  if (n <= kGroupedFibre) return cost_of_members<StructuredCosts>(costs, members, n, kind);
+  const StructuredSpec& spec = costs.spec();
+  double result = 0;
+  const auto add = [&](double cost, double pairs) {
+    if (pairs <= 0) return;
+    result = kind == FibreCost::kSumOfPairs ? result + cost * pairs : std::max(result, cost);
+  };
+  thread_local std::vector<RankLocation> at;
+  at.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) at[static_cast<std::size_t>(i)] = costs.location(members[i]);
+  std::sort(at.begin(), at.end(), [](const RankLocation& a, const RankLocation& b) {
+    return a.node != b.node ? a.node < b.node : a.core < b.core;
+  });
+  struct Group {
+    int key;        // node, then rack
+    double count;   // members there
+    double inside;  // pairs among them on one node
+  };
+  thread_local std::vector<Group> groups;
+  groups.clear();
+  for (std::size_t i = 0; i < at.size();) {
+    std::size_t end = i;
+    while (end < at.size() && at[end].node == at[i].node) ++end;
+    for (std::size_t a = i; a < end; ++a) {
+      for (std::size_t b = a + 1; b < end; ++b) {
+        add(spec.core_costs[static_cast<std::size_t>(at[a].core) * spec.cores_per_node +
+                            at[b].core],
+            1);
+      }
+    }
+    const double count = static_cast<double>(end - i);
+    groups.push_back({at[i].node, count, count * (count - 1) / 2});
+    i = end;
+  }
+  if (!spec.node_costs.empty()) {
+    for (std::size_t a = 0; a < groups.size(); ++a) {
+      for (std::size_t b = a + 1; b < groups.size(); ++b) {
+        add(costs.node_cost(groups[a].key, groups[b].key), groups[a].count * groups[b].count);
+      }
+    }
+    return result;
+  }
+  // Nodes into racks: pairs within a rack but not a node cost the rack's
+  // diagonal entry, pairs across racks their entry.
+  for (Group& g : groups) g.key = costs.rack_of(g.key);
+  std::sort(groups.begin(), groups.end(),
+            [](const Group& a, const Group& b) { return a.key < b.key; });
+  std::size_t racks = 0;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (racks > 0 && groups[racks - 1].key == groups[i].key) {
+      groups[racks - 1].count += groups[i].count;
+      groups[racks - 1].inside += groups[i].inside;
+    } else {
+      groups[racks++] = groups[i];
+    }
+  }
+  const auto rack_cost = [&](int a, int b) {
+    return spec.rack_costs[static_cast<std::size_t>(a) * spec.racks + b];
+  };
+  for (std::size_t a = 0; a < racks; ++a) {
+    const Group& g = groups[a];
+    add(rack_cost(g.key, g.key), g.count * (g.count - 1) / 2 - g.inside);
+    for (std::size_t b = a + 1; b < racks; ++b) {
+      add(rack_cost(g.key, groups[b].key), g.count * groups[b].count);
+    }
+  }
+  return result;
+}
+
 void gather_members(const Grid& grid, const Labelling& labelling, int k, int f,
                     std::vector<OldRank>& out) {
   out.resize(grid.dim(k));

@@ -162,7 +162,8 @@ double box_messages_out(const Stencil& stencil, const std::vector<int>& box) {
 // order inside the box); the box shape with the best objective wins (for a
 // stencil, among the kStencilBoxes shapes that send the least out). Nodes
 // of unequal size, or sizes no box fits, fall back to block order.
-Labelling node_aware(const Costs& costs, const Grid& grid, const RelabelOptions& o) {
+Labelling node_aware(const Costs& costs, const Grid& grid, const RelabelOptions& o,
+                     const Deadline& deadline) {
   const std::vector<std::vector<int>> nodes = node_members(costs, require_nodes(o, "node-aware"));
   std::vector<int> block;
   for (const auto& m : nodes) block.insert(block.end(), m.begin(), m.end());
@@ -190,6 +191,9 @@ Labelling node_aware(const Costs& costs, const Grid& grid, const RelabelOptions&
   const Labelling in_order = Labelling::identity(static_cast<int>(size));
   const std::vector<Labelling> inner(nodes.size(), in_order);
   for (const auto& box : boxes) {
+    // Each shape is a full evaluation (1 s at a million ranks): the time
+    // limit ends the list.
+    if (deadline.passed()) break;
     Labelling l =
         compose(grid, box, Labelling::identity(static_cast<int>(nodes.size())), nodes, inner);
     const ObjectiveValue v = chooser.value(l);
@@ -276,9 +280,69 @@ Labelling best_bisection(const Costs& costs, const Grid& grid, const RelabelOpti
 }
 
 // Most ranks for which auto tries METIS's slabs for fibres: they took
-// 0.03 s at 512 ranks, 0.39 s at 1,024 and 1.6 s at 2,048 without beating
-// auto there (bench/results/relabel_quality.md).
-constexpr int kMetisCandidateRanks = 512;
+// 0.03 s at 512 ranks, 0.39 s at 1,024 and 1.6 s at 2,048
+// (bench/results/relabel_quality.md), and win on machines whose nodes do
+// not fit the grid (1,000 ranks on 48-core nodes, 10x10x10: 972 against
+// 1,053 for the machine's order; bench/results/irregular.md).
+constexpr int kMetisCandidateRanks = 1024;
+
+// The fibres as a traffic graph: every pair of ranks that share a fibre
+// talks, with its dimension's weight. graph_map() then lays them out as
+// VieM and Scotch would (communication times distance, along the
+// machine's levels, top-down and bottom-up), and hill-climbing refines the
+// better on the objective: on 100 ranks on nodes of 48, 48 and 4, 10x10,
+// it finds 396 where the grid searches stop at 450
+// (bench/results/irregular.md).
+Labelling fibre_graph_layout(const Costs& costs, const Grid& grid, const RelabelOptions& o,
+                             std::uint64_t seed, const Deadline& deadline, SplitMix64& rng,
+                             SearchStats& stats) {
+  const int p = grid.size();
+  std::vector<WeightedEdge> edges;
+  int stride = p;
+  for (int k = 0; k < grid.ndims(); ++k) {
+    const int d = grid.dims()[static_cast<std::size_t>(k)];
+    stride /= d;  // row-major: dimension k moves by stride
+    for (int x = 0; x < p; ++x) {
+      const int c = (x / stride) % d;
+      for (int c2 = c + 1; c2 < d; ++c2) {
+        edges.push_back({x, x + (c2 - c) * stride, o.objective.weight(k)});
+      }
+    }
+  }
+  const TrafficGraph graph(p, std::move(edges));
+  const Chooser chooser(costs, grid, o.objective);
+  ObjectiveSpec total_spec = o.objective.pairs_only();
+  total_spec.aggregate = Aggregate::kSumOfAllFibres;
+  std::optional<Labelling> best;
+  for (const bool bottom_up : {false, true}) {
+    GraphMapOptions options;
+    options.seed = seed;
+    options.bottom_up = bottom_up;
+    // Refined on the total first, as the mapping was made, then on the
+    // objective.
+    IncrementalObjective gather(costs, grid, graph_map(costs, graph, o.levels, options, deadline),
+                                total_spec);
+    const SearchStats gathered = hill_climb(gather, deadline, rng, hints_for(costs, o));
+    IncrementalObjective state(costs, grid, gather.labelling(), o.objective);
+    const SearchStats refined = hill_climb(state, deadline, rng, hints_for(costs, o));
+    stats.evaluations += gathered.evaluations + refined.evaluations;
+    stats.moves += gathered.moves + refined.moves;
+    if (!best || chooser.better(state.labelling(), chooser.value(state.labelling()), *best,
+                                chooser.value(*best))) {
+      best = state.labelling();
+    }
+  }
+  return std::move(*best);
+}
+
+// auto's restarts for fibres end after this many rounds in a row that
+// found nothing better.
+constexpr int kQuietRounds = 2;
+// Most ranks for which auto lays the fibres out as a traffic graph and
+// restarts: on the irregular suite (bench/results/irregular.md) they found
+// better labellings at 63 to 180 ranks, and nothing at 221 to 2,000 ranks,
+// where they took 1 to 10 s while a program calling relabel_comm() waits.
+constexpr int kRestartRanks = 256;
 
 // auto for stencils: the job's own order, recursive bisection, node-aware
 // boxes and multilevel starts, the best of them refined by hill-climbing.
@@ -308,7 +372,7 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
            "bisect (both parts)");
   consider(bisect(costs, *o.objective.stencil_on(grid), o.levels, CutRule::kBoxes),
            "bisect (boxes)");
-  if (!o.levels.empty()) consider(node_aware(costs, grid, o), "node-aware");
+  if (!o.levels.empty()) consider(node_aware(costs, grid, o, deadline), "node-aware");
   // Multilevel starts up to kStencilMultilevelMax ranks: above, bisection
   // and node boxes give the layouts it would (and it costs most).
   const int starts = p <= 1024 ? 2 : p <= kStencilMultilevelMax ? 1 : 0;
@@ -456,7 +520,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
   } else if (a == "round-robin") {
     result.labelling = round_robin(costs, o);
   } else if (a == "node-aware") {
-    result.labelling = node_aware(costs, grid, o);
+    result.labelling = node_aware(costs, grid, o, deadline);
   } else if (a == "kl") {
     result.labelling = kl_layout(costs, grid, deadline);
   } else if (a == "metis" && graph) {
@@ -535,7 +599,8 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
         tried += name + ", ";
         consider(make(), name);
       };
-      if (!o.levels.empty()) try_one([&] { return node_aware(costs, grid, o); }, "node-aware");
+      if (!o.levels.empty())
+        try_one([&] { return node_aware(costs, grid, o, deadline); }, "node-aware");
       if (std::optional<Labelling> machine = machine_order(costs)) {
         try_one([&] { return std::move(*machine); }, "machine order");
       }
@@ -554,11 +619,38 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
       std::string last;
       if (p <= kMetisCandidateRanks && !deadline.passed() && !optimal()) {
         consider(metis_layout(costs, grid, o.seed, deadline), "metis");
-        last = " and metis";
+        last = ", metis";
       }
+      if (p <= kRestartRanks && !deadline.passed() && !optimal()) {
+        consider(fibre_graph_layout(costs, grid, o, o.seed, deadline, rng, stats), "fibre graph");
+        last += ", fibre graph";
+      }
+      // Restarts while they pay: each round runs a fibre-graph layout and a
+      // multilevel start with new seeds (63 ranks on nodes of 16, 7x9: 291
+      // where the first seed gave 345). They end at the bound, at the
+      // deadline, or after kQuietRounds rounds in a row without a better
+      // labelling (none above kRestartRanks), so a seed gives one answer
+      // unless the budget runs out.
+      int rounds = 0;
+      int quiet = p <= kRestartRanks ? 0 : kQuietRounds;
+      for (; quiet < kQuietRounds && !deadline.passed() && !optimal(); ++rounds) {
+        const std::string round = "restart " + std::to_string(rounds + 1);
+        const ObjectiveValue before = best_value;
+        SplitMix64 round_rng(o.seed +
+                             0xbf58476d1ce4e5b9ULL * static_cast<std::uint64_t>(rounds + 1));
+        consider(fibre_graph_layout(costs, grid, o, round_rng.next(), deadline, round_rng, stats),
+                 round + " (fibre graph)");
+        if (!deadline.passed() && !optimal()) {
+          consider(multilevel(costs, grid, o.objective, o.levels, deadline, round_rng, stats, say),
+                   round + " (multilevel)");
+        }
+        quiet = improves(best_value, before) ? 0 : quiet + 1;
+      }
+      if (quiet < kQuietRounds && !optimal()) stats.time_limited = true;
       result.labelling = std::move(best);
       result.algorithm = "auto(best of " + tried + std::to_string(done) + " multilevel start" +
-                         (done == 1 ? "" : "s") + last + ": " + from +
+                         (done == 1 ? "" : "s") + last + ", " + std::to_string(rounds) +
+                         " restart round" + (rounds == 1 ? "" : "s") + ": " + from +
                          (optimal() ? ", optimal: at the lower bound" : "") + ")";
     }
   }

@@ -18,8 +18,12 @@
 //                 also where their sizes do not divide the grid; made for
 //                 stencils
 //   auto          brute force for p <= 8; otherwise, for fibres, the best
-//                 of node-aware and multilevel runs from several seeds (4
-//                 up to 1,024 ranks, 2 below 4,096, then 1); for a stencil,
+//                 of node-aware, the machine's order, multilevel runs from
+//                 several seeds (4 up to 1,024 ranks, 2 below 4,096, then
+//                 1), METIS's slabs (up to 1,024 ranks) and, up to 256
+//                 ranks, the fibres laid out as a traffic graph
+//                 (graph_map.h) with restarts from new seeds until two
+//                 rounds in a row find nothing better; for a stencil,
 //                 the best of bisect, node-aware and multilevel (2 starts
 //                 up to 1,024 ranks, 1 up to 16,384, then none), refined by
 //                 hill-climbing

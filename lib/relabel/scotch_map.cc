@@ -137,19 +137,20 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
   std::vector<SCOTCH_Num> tv, te, tw;
   if (const auto* s = dynamic_cast<const StructuredCosts*>(&costs)) {
     const StructuredSpec& spec = s->spec();
-    if (!spec.node_costs.empty()) {
-      // Not a tree: map onto the cost matrix instead, where it fits.
-      if (p <= kMaxScotchDense) return scotch_map(to_dense(costs), grid, seed, guest);
-      throw std::invalid_argument("scotch needs rack-level costs (a tree) above " +
-                                  std::to_string(kMaxScotchDense) +
-                                  " ranks; this machine has a node-to-node matrix");
-    }
-    // Nodes ordered by rack; every rack must hold the same number of nodes.
+    // Nodes ordered by rack. A tree-leaf target needs every rack to hold
+    // as many nodes and every core one rank.
     std::vector<std::vector<int>> racks(spec.racks);
     for (int n = 0; n < spec.nodes; ++n) racks[s->rack_of(n)].push_back(n);
     const std::size_t per_rack = racks[0].size();
-    for (const auto& r : racks) {
-      if (r.size() != per_rack) throw std::invalid_argument("scotch needs equal racks");
+    bool tree =
+        spec.node_costs.empty() && static_cast<std::int64_t>(spec.nodes) * spec.cores_per_node == p;
+    for (const auto& r : racks) tree = tree && r.size() == per_rack;
+    if (!tree) {
+      // Map onto the cost matrix instead, where it fits.
+      if (p <= kMaxScotchDense) return scotch_map(to_dense(costs), grid, seed, guest);
+      throw std::invalid_argument(
+          "scotch needs a regular tree (rack-level costs, equal racks, every core used) above " +
+          std::to_string(kMaxScotchDense) + " ranks; this machine is not one");
     }
     std::vector<int> terminal_of_slot(static_cast<std::size_t>(spec.nodes) * spec.cores_per_node);
     int t = 0;
@@ -160,7 +161,6 @@ ScotchOutcome scotch_map(const Costs& costs, const Grid& grid, std::uint64_t see
         }
       }
     }
-    if (t != p) throw std::invalid_argument("scotch needs every core of the machine used once");
     for (int r = 0; r < p; ++r) {
       const RankLocation& l = s->location(OldRank(r));
       int& slot =

@@ -4,9 +4,9 @@
 // pair costs (rankshape's "total" objective); for a stencil it is the
 // stencil's neighbour graph, each edge weighing its messages' weights; for a
 // traffic graph, that graph (weights scaled to Scotch's 32-bit integers). The target is a tree-leaf
-// architecture (racks, nodes, cores) for a structured machine with rack-level costs, or a
-// decomposition-defined architecture built from the cost matrix otherwise
-// (up to kMaxScotchDense ranks: Scotch computes all distances). Inside a
+// architecture (racks, nodes, cores) for a structured machine with rack-level costs, equal racks
+// and every core used, or a decomposition-defined architecture built from the cost matrix
+// otherwise (up to kMaxScotchDense ranks: Scotch computes all distances). Inside a
 // node the tree has one cost, the mean core cost: sockets are not seen.
 #ifndef RANKSHAPE_LIB_RELABEL_SCOTCH_MAP_H_
 #define RANKSHAPE_LIB_RELABEL_SCOTCH_MAP_H_
@@ -35,7 +35,7 @@ struct ScotchOutcome {
 };
 
 /// Throws std::invalid_argument when the machine has no Scotch target
-/// (node-to-node matrices, or dense costs above kMaxScotchDense), and
+/// (above kMaxScotchDense ranks, a machine that is not a regular tree or dense costs), and
 /// std::runtime_error naming the Scotch call that failed.
 /// The guest graph: the stencil's neighbours (on grid) when stencil is
 /// given, the traffic graph when graph is, else the fibres' cliques.

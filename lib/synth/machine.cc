@@ -85,15 +85,7 @@ SyntheticMachine generate_machine(const MachineSpec& m) {
   spec.cores_per_node = cores;
   spec.nodes = nodes;
   spec.racks = m.racks;
-  spec.core_costs.assign(static_cast<std::size_t>(cores) * cores, 0);
-  for (int a = 0; a < cores; ++a) {
-    for (int b = a + 1; b < cores; ++b) {
-      const bool same_socket = a / m.cores_per_socket == b / m.cores_per_socket;
-      const double c = noisy(same_socket ? m.same_socket : m.same_node);
-      spec.core_costs[static_cast<std::size_t>(a) * cores + b] = c;
-      spec.core_costs[static_cast<std::size_t>(b) * cores + a] = c;
-    }
-  }
+  spec.core_costs = core_cost_matrix(cores, m.cores_per_socket, m.same_socket, m.same_node, noisy);
   spec.node_rack.resize(nodes);
   for (int n = 0; n < nodes; ++n) spec.node_rack[n] = n / m.nodes_per_rack;
   spec.rack_costs.assign(static_cast<std::size_t>(m.racks) * m.racks, m.other_rack);
@@ -139,6 +131,19 @@ SyntheticMachine generate_machine(const MachineSpec& m) {
         core};
   }
   return SyntheticMachine{StructuredCosts(std::move(spec)), Placement(std::move(where))};
+}
+
+std::vector<double> core_cost_matrix(int cores, int per_socket, double same_socket,
+                                     double same_node, const std::function<double(double)>& noisy) {
+  std::vector<double> out(static_cast<std::size_t>(cores) * cores, 0);
+  for (int a = 0; a < cores; ++a) {
+    for (int b = a + 1; b < cores; ++b) {
+      const double c = noisy(a / per_socket == b / per_socket ? same_socket : same_node);
+      out[static_cast<std::size_t>(a) * cores + b] = c;
+      out[static_cast<std::size_t>(b) * cores + a] = c;
+    }
+  }
+  return out;
 }
 
 Labelling block_order(const StructuredCosts& costs) {

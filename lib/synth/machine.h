@@ -11,8 +11,10 @@
 #define RANKSHAPE_LIB_SYNTH_MACHINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lib/model/costs.h"
 #include "lib/model/labelling.h"
@@ -77,6 +79,13 @@ constexpr std::int64_t kMaxSyntheticRanks = std::int64_t{1} << 22;
 /// Throws std::invalid_argument for non-positive counts, negative costs,
 /// noise outside [0, 1), or the limits above.
 SyntheticMachine generate_machine(const MachineSpec& spec);
+
+/// The costs between the cores of one node, row-major (cores x cores, 0 on
+/// the diagonal): same_socket between cores of one socket of per_socket
+/// cores, same_node across sockets, each pair's passed through noisy once
+/// (a < b in order). Both generators share it.
+std::vector<double> core_cost_matrix(int cores, int per_socket, double same_socket,
+                                     double same_node, const std::function<double(double)>& noisy);
 
 /// The labelling that lists ranks in machine order (node by node, core by
 /// core within a node): new rank i is the rank on the i-th core. For a

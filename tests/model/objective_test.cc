@@ -224,6 +224,57 @@ TEST(ObjectiveTest, FullEvaluationMatchesTheDefinition) {
   }
 }
 
+// A structured machine of 12 nodes of 6 cores in 3 racks of uneven size,
+// every cost random (rack matrix, or a node matrix), 60 ranks placed at
+// random so that some cores stay empty.
+StructuredCosts random_structured(SplitMix64& rng, bool node_matrix) {
+  StructuredSpec s;
+  s.cores_per_node = 6;
+  s.nodes = 12;
+  s.racks = 3;
+  s.node_rack = {0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2};
+  const auto symmetric = [&](int n, auto& out, double scale) {
+    out.assign(static_cast<std::size_t>(n) * n, 0);
+    for (int a = 0; a < n; ++a) {
+      for (int b = a; b < n; ++b) {
+        const double c = 1 + rng.uniform() * scale;
+        out[static_cast<std::size_t>(a) * n + b] = static_cast<float>(c);
+        out[static_cast<std::size_t>(b) * n + a] = static_cast<float>(c);
+      }
+    }
+  };
+  symmetric(s.cores_per_node, s.core_costs, 2);
+  symmetric(s.racks, s.rack_costs, 50);
+  if (node_matrix) symmetric(s.nodes, s.node_costs, 50);
+  std::vector<int> slots(static_cast<std::size_t>(s.nodes * s.cores_per_node));
+  for (std::size_t i = 0; i < slots.size(); ++i) slots[i] = static_cast<int>(i);
+  shuffle(slots, rng);
+  for (int r = 0; r < 60; ++r) {
+    s.ranks.push_back(
+        {slots[static_cast<std::size_t>(r)] / 6, slots[static_cast<std::size_t>(r)] % 6});
+  }
+  return StructuredCosts(std::move(s));
+}
+
+// Long fibres on a structured machine are costed by racks (or node pairs)
+// and not pair by pair: the values must still be the definition's, with
+// several members per node and none.
+TEST(ObjectiveTest, LongFibresOnStructuredMachinesMatchTheDefinition) {
+  SplitMix64 rng(11);
+  for (const bool node_matrix : {false, true}) {
+    for (const auto& dims : std::vector<std::vector<int>>{{60}, {30, 2}, {2, 30}, {4, 15}}) {
+      const Grid g(dims);
+      for (const ObjectiveSpec& s : kAllSpecs) {
+        const StructuredCosts c = random_structured(rng, node_matrix);
+        for (const Labelling& l : {Labelling::identity(60), random_labelling(60, rng)}) {
+          expect_near(evaluate(c, g, l, s).value, reference(c, g, l, s),
+                      g.to_string() + " " + s.name() + (node_matrix ? " node matrix" : ""));
+        }
+      }
+    }
+  }
+}
+
 // The exact incremental values against full recomputation, on many random
 // cases: every grid, every objective, with and without ties, swaps within
 // and across fibres, and 3-cycles; applied moves keep the state exact.
