@@ -129,9 +129,7 @@ SyntheticMachine generate_irregular(const IrregularSpec& m) {
             std::to_string(kMaxNoisyNodes) + " nodes are supported with them");
 
   SplitMix64 rng(m.seed);
-  const auto noisy = [&](double base) {
-    return m.noise == 0 ? base : base * (1 + m.noise * (2 * rng.uniform() - 1));
-  };
+  const auto noisy = [&](double base) { return noisy_cost(base, m.noise, rng); };
   StructuredSpec spec;
   spec.cores_per_node = cores;
   spec.nodes = nodes;

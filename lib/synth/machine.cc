@@ -77,9 +77,7 @@ SyntheticMachine generate_machine(const MachineSpec& m) {
   const int p = cores * nodes;
 
   SplitMix64 rng(m.seed);
-  const auto noisy = [&](double base) {
-    return m.noise == 0 ? base : base * (1 + m.noise * (2 * rng.uniform() - 1));
-  };
+  const auto noisy = [&](double base) { return noisy_cost(base, m.noise, rng); };
 
   StructuredSpec spec;
   spec.cores_per_node = cores;
@@ -131,6 +129,10 @@ SyntheticMachine generate_machine(const MachineSpec& m) {
         core};
   }
   return SyntheticMachine{StructuredCosts(std::move(spec)), Placement(std::move(where))};
+}
+
+double noisy_cost(double base, double noise, SplitMix64& rng) {
+  return noise == 0 ? base : base * (1 + noise * (2 * rng.uniform() - 1));
 }
 
 std::vector<double> core_cost_matrix(int cores, int per_socket, double same_socket,

@@ -19,6 +19,7 @@
 #include "lib/model/costs.h"
 #include "lib/model/labelling.h"
 #include "lib/model/placement.h"
+#include "lib/util/random.h"
 
 namespace rankshape {
 
@@ -79,6 +80,10 @@ constexpr std::int64_t kMaxSyntheticRanks = std::int64_t{1} << 22;
 /// Throws std::invalid_argument for non-positive counts, negative costs,
 /// noise outside [0, 1), or the limits above.
 SyntheticMachine generate_machine(const MachineSpec& spec);
+
+/// base x (1 + noise x u), u uniform in [-1, 1] from rng; base, drawing
+/// nothing, when noise is 0. Both generators' noise.
+double noisy_cost(double base, double noise, SplitMix64& rng);
 
 /// The costs between the cores of one node, row-major (cores x cores, 0 on
 /// the diagonal): same_socket between cores of one socket of per_socket
