@@ -260,7 +260,7 @@ struct Levels {
   bool one_rank = false;
 };
 
-Levels machine_levels(const StructuredCosts& costs) {
+Levels least_level_costs(const StructuredCosts& costs) {
   const StructuredSpec& s = costs.spec();
   const int cores = s.cores_per_node;
   Levels v;
@@ -316,7 +316,7 @@ Levels machine_levels(const StructuredCosts& costs) {
 
 // For a structured machine: every pair costs at least the least cost of
 // its level (same node m0 = low, same rack m1 = mid, across racks m2 = top,
-// made non-decreasing: machine_levels()), so
+// made non-decreasing: least_level_costs()), so
 //   sum_k l_k C_k >= m2 sum_k l_k P_k - (m2 - m1) sum_racks W(rack)
 //                                     - (m1 - m0) sum_nodes W(node)
 // with P_k all dimension-k pairs and W a group's most weighted pairs
@@ -385,7 +385,7 @@ std::optional<FibreBound> fibre_lower_bound(const Costs& costs, const Grid& grid
   b.total = total / 2;
   double by_levels = 0;  // sum-max from the machine's levels, structured costs only
   if (const auto* structured = dynamic_cast<const StructuredCosts*>(&costs)) {
-    const Levels levels = machine_levels(*structured);
+    const Levels levels = least_level_costs(*structured);
     b.total = std::max(b.total, level_bound(levels, grid, by_weight));
     by_levels = level_bound(levels, grid, by_mean) / p;
   }
