@@ -62,7 +62,7 @@ int collective(int code, MPI_Comm comm, Sender sends) {
 }
 
 // The algorithms of the collectives whose sends follow from one block
-// size and a root (CollectiveKey::call).
+// size and a root (CollectiveCall::call).
 enum class Algorithm {
   kBcast,
   kReduce,
@@ -95,19 +95,26 @@ void algorithm_sends(Algorithm a, int n, int r, int root, std::int64_t bytes, Se
   }
 }
 
+// A keyed collective that does not repeat the last one: its sends, counted
+// and remembered (out of line, so that keyed() inlines into each entry
+// point).
+[[gnu::noinline]] void record_first(const CollectiveCall& call, Algorithm a) {
+  if (forwarding_from_fortran()) return;
+  const CommInfo* info = comm_info(call.comm);
+  if (info == nullptr || info->inter) return;
+  const std::int64_t bytes = a == Algorithm::kBarrier ? 0 : bytes_of(call.count, call.type);
+  Sends& out = scratch_sends();
+  algorithm_sends(a, info->size, info->rank, call.root, bytes, out);
+  record_keyed(call, bytes, *info, out);
+}
+
 // collective() for those: a call that repeats the last one is only
 // counted (repeat_last()), so that a loop of small collectives costs
 // little more than the calls. count elements of type make the block.
-int keyed(int code, MPI_Comm comm, Algorithm a, int count, MPI_Datatype type, int root) {
-  if (!counting(code)) return code;
-  const CollectiveKey key{comm, static_cast<int>(a),
-                          a == Algorithm::kBarrier ? 0 : bytes_of(count, type), root};
-  if (repeat_last(key)) return code;
-  const CommInfo* info = comm_info(comm);
-  if (info == nullptr || info->inter) return code;
-  Sends& out = scratch_sends();
-  algorithm_sends(a, info->size, info->rank, root, key.bytes, out);
-  record_keyed(key, *info, out);
+inline int keyed(int code, MPI_Comm comm, Algorithm a, int count, MPI_Datatype type, int root) {
+  if (code != MPI_SUCCESS) return code;
+  const CollectiveCall call{comm, static_cast<int>(a), count, type, root};
+  if (!repeat_last(call)) record_first(call, a);
   return code;
 }
 
@@ -206,6 +213,11 @@ extern "C" int MPI_Startall(int count, MPI_Request requests[]) {
 extern "C" int MPI_Request_free(MPI_Request* request) {
   if (request != nullptr) rankshape::profile::forget_persistent(*request);
   return PMPI_Request_free(request);
+}
+
+extern "C" int MPI_Type_free(MPI_Datatype* type) {
+  if (type != nullptr) rankshape::profile::forget_datatype(*type);
+  return PMPI_Type_free(type);
 }
 
 extern "C" int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
@@ -628,6 +640,8 @@ RANKSHAPE_FORTRAN(
 RANKSHAPE_FORTRAN(mpi_request_free, MPI_REQUEST_FREE, (MPI_Fint * request, MPI_Fint* ierror),
                   (request, ierror),
                   rankshape::profile::forget_persistent(PMPI_Request_f2c(*request)), (void)0)
+RANKSHAPE_FORTRAN(mpi_type_free, MPI_TYPE_FREE, (MPI_Fint * type, MPI_Fint* ierror),
+                  (type, ierror), rankshape::profile::forget_datatype(type_c(type)), (void)0)
 
 // The collectives by signature. REQUEST and REQUEST_ARGUMENT are empty for
 // a blocking form and RANKSHAPE_REQUEST, RANKSHAPE_REQUEST_ARGUMENT for its

@@ -29,22 +29,26 @@ struct State {
     std::int64_t bytes;
   };
   std::unordered_map<MPI_Request, Persistent> persistent;
-  // The last keyed collective (below MPI_THREAD_MULTIPLE only): its sends
-  // in world ranks, counted once when recorded, and the calls since that
-  // repeated it, added at the next flush.
-  struct Repeat {
-    bool valid = false;
-    CollectiveKey key;
-    std::vector<Send> sends;  // to: a world rank
-    std::int64_t times = 0;
-  } repeat;
 };
+
+// The last keyed collective (below MPI_THREAD_MULTIPLE only, so never two
+// threads at once): the arguments of its latest repeat, its sends in world
+// ranks, counted once when recorded, and the calls since that repeated it,
+// added at the next flush. Outside State so that repeat_last() reads it
+// without state()'s checks.
+struct Repeat {
+  bool valid = false;
+  CollectiveCall call;  // count -1: the datatype was freed
+  std::int64_t bytes = 0;
+  std::vector<Send> sends;  // to: a world rank
+  std::int64_t times = 0;
+} last;
 
 State* state();
 void add(State& s, int world_dest, std::int64_t bytes, std::int64_t messages);
 
 void flush(State& s) {
-  State::Repeat& r = s.repeat;
+  Repeat& r = last;
   if (r.times > 0) {
     for (const Send& send : r.sends) add(s, send.to, send.bytes * r.times, send.messages * r.times);
   }
@@ -54,9 +58,9 @@ void flush(State& s) {
 // The attribute's deletion (MPI_Comm_free): a freed handle may come back
 // as another communicator, so its repeats are added now.
 int free_translation(MPI_Comm comm, int, void* value, void*) {
-  if (State* s = state(); s != nullptr && s->repeat.valid && s->repeat.key.comm == comm) {
+  if (State* s = state(); s != nullptr && last.valid && last.call.comm == comm) {
     flush(*s);
-    s->repeat.valid = false;
+    last.valid = false;
   }
   delete static_cast<CommInfo*>(value);
   return MPI_SUCCESS;
@@ -249,16 +253,22 @@ void record_sends(const CommInfo& comm, const Sends& sends) {
   for (const Send& send : sends) add(*s, to_world(*s, comm, send.to), send.bytes, send.messages);
 }
 
-bool repeat_last(const CollectiveKey& key) {
-  State* s = state();
-  if (s == nullptr || s->threads_at_once || !s->repeat.valid || !(s->repeat.key == key)) {
+bool repeat_last(const CollectiveCall& call) {
+  Repeat& r = last;
+  if (!r.valid || forwarding > 0 || r.call.comm != call.comm || r.call.call != call.call ||
+      r.call.root != call.root) {
     return false;
   }
-  ++s->repeat.times;
+  if (r.call.count != call.count || r.call.type != call.type) {
+    if (bytes_of(call.count, call.type) != r.bytes) return false;
+    r.call = call;  // the next repeat, with these arguments, asks nothing
+  }
+  ++r.times;
   return true;
 }
 
-void record_keyed(const CollectiveKey& key, const CommInfo& comm, const Sends& sends) {
+void record_keyed(const CollectiveCall& call, std::int64_t bytes, const CommInfo& comm,
+                  const Sends& sends) {
   State* s = state();
   if (s == nullptr) return;
   if (s->threads_at_once) {
@@ -266,13 +276,18 @@ void record_keyed(const CollectiveKey& key, const CommInfo& comm, const Sends& s
     return;
   }
   flush(*s);
-  State::Repeat& r = s->repeat;
+  Repeat& r = last;
   r.valid = true;
-  r.key = key;
+  r.call = call;
+  r.bytes = bytes;
   r.sends.clear();
   for (const Send& send : sends)
     r.sends.push_back({to_world(*s, comm, send.to), send.bytes, send.messages});
   for (const Send& send : r.sends) add(*s, send.to, send.bytes, send.messages);
+}
+
+void forget_datatype(MPI_Datatype type) {
+  if (last.valid && last.call.type == type) last.call.count = -1;
 }
 
 Sends& scratch_sends() {
@@ -323,7 +338,7 @@ int write_at_finalize() {
     }
   } release{*s};
   flush(*s);
-  s->repeat.valid = false;
+  last.valid = false;
   std::vector<std::int64_t> mine;  // (to, bytes, messages) for every rank sent to
   for (int r = 0; r < s->size; ++r) {
     const std::int64_t b = s->bytes[r].load(std::memory_order_relaxed);

@@ -10,7 +10,7 @@
 // attribute of it (dropped with it): a call then asks MPI only for its
 // datatype's size. A collective that repeats the last one (same call,
 // communicator, bytes and root) is only counted, and its sends added later
-// (repeat_last()). Counting is thread-safe (atomic additions, locked under
+// (repeat_last()): it asks MPI nothing. Counting is thread-safe (atomic additions, locked under
 // MPI_THREAD_MULTIPLE only).
 #ifndef RANKSHAPE_LIB_PROFILE_RECORDER_H_
 #define RANKSHAPE_LIB_PROFILE_RECORDER_H_
@@ -47,26 +47,31 @@ void record_send(MPI_Comm comm, int dest, int count, MPI_Datatype type);
 /// Counts a collective's sends from this rank (ranks of comm).
 void record_sends(const CommInfo& comm, const Sends& sends);
 /// What decides a collective's sends from this rank, when its arguments
-/// are one block size (not per-rank counts): the call, its communicator,
-/// the bytes and the root.
-struct CollectiveKey {
+/// are one block (not per-rank counts): the call, its communicator, the
+/// block (count elements of type) and the root.
+struct CollectiveCall {
   MPI_Comm comm = MPI_COMM_NULL;
   int call = 0;  // which collective (the caller's numbering)
-  std::int64_t bytes = 0;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
   int root = 0;
-  bool operator==(const CollectiveKey& o) const {
-    return comm == o.comm && call == o.call && bytes == o.bytes && root == o.root;
-  }
 };
-/// Below MPI_THREAD_MULTIPLE: if key is the last keyed collective's,
-/// counts the call as one more repeat of it and returns true (its sends
-/// are added at MPI_Finalize, when its communicator is freed, or when
-/// another keyed collective comes). A loop of small collectives then costs
-/// a comparison per call. False otherwise, and under MPI_THREAD_MULTIPLE.
-bool repeat_last(const CollectiveKey& key);
-/// Counts a keyed collective's sends (ranks of comm), and remembers them
-/// for repeat_last().
-void record_keyed(const CollectiveKey& key, const CommInfo& comm, const Sends& sends);
+/// Below MPI_THREAD_MULTIPLE, and unless the call is forwarded from
+/// Fortran: if call repeats the last keyed collective (same call,
+/// communicator, root and bytes), counts it as one more repeat and returns
+/// true (its sends are added at MPI_Finalize, when its communicator is
+/// freed, or when another keyed collective comes). The same count and
+/// datatype as last time are recognised without asking MPI anything, so a
+/// loop of small collectives costs a few comparisons per call. False
+/// otherwise, and under MPI_THREAD_MULTIPLE.
+bool repeat_last(const CollectiveCall& call);
+/// Counts a keyed collective's sends (ranks of comm; bytes: its block),
+/// and remembers them for repeat_last().
+void record_keyed(const CollectiveCall& call, std::int64_t bytes, const CommInfo& comm,
+                  const Sends& sends);
+/// At MPI_Type_free: type's handle may come back as a datatype of another
+/// size, so repeat_last() must ask for the size again.
+void forget_datatype(MPI_Datatype type);
 /// This thread's buffer for a collective's sends, emptied (its capacity
 /// kept: no allocation per call once warm).
 Sends& scratch_sends();

@@ -3,7 +3,8 @@
 // sendrecv, on MPI_COMM_WORLD and on a split communicator, to
 // MPI_PROC_NULL and to oneself, which are not counted) and the nine
 // collectives (some repeated in a row, one on a communicator freed with
-// repeats pending and followed by another), their vector and nonblocking forms, and neighbourhood
+// repeats pending and followed by another, some of derived datatypes freed
+// and made again), their vector and nonblocking forms, and neighbourhood
 // collectives on a ring and a distributed graph. After MPI_Finalize, rank 0 reads the traffic file
 // the profiler wrote and compares it pair by pair with what the program sent, the collectives as
 // lib/profile/algorithms.h states them. Exits non-zero on any difference.
@@ -75,6 +76,11 @@ void expected_from(int r, int p, Counts& out) {
   for (int i = 0; i < 2; ++i) {
     add_all(profile::sends_of(profile::allreduce, half_size, half_rank, 4), half);
   }
+  // Broadcasts from 0 of derived datatypes: 2 doubles twice; after that
+  // datatype is freed, 4 doubles twice (a new datatype that may get the
+  // freed one's handle), then as 4 MPI_DOUBLEs (the same bytes).
+  for (int i = 0; i < 2; ++i) add_all(profile::sends_of(profile::bcast, p, r, 0, 16), world);
+  for (int i = 0; i < 3; ++i) add_all(profile::sends_of(profile::bcast, p, r, 0, 32), world);
   // The vector forms: rank j's block is j + 1 ints (scatterv: j + 2).
   std::vector<std::int64_t> plus1(static_cast<std::size_t>(p)), plus2(plus1.size()),
       ones(plus1.size(), 4);
@@ -179,6 +185,16 @@ void communicate(int r, int p) {
     check(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, halves), "MPI_Allreduce");
   }
   check(MPI_Comm_free(&halves), "MPI_Comm_free");
+  for (const int doubles_per_block : {2, 4}) {
+    MPI_Datatype block;
+    check(MPI_Type_contiguous(doubles_per_block, MPI_DOUBLE, &block), "MPI_Type_contiguous");
+    check(MPI_Type_commit(&block), "MPI_Type_commit");
+    for (int i = 0; i < 2; ++i) {
+      check(MPI_Bcast(doubles, 1, block, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    }
+    check(MPI_Type_free(&block), "MPI_Type_free");
+  }
+  check(MPI_Bcast(doubles, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD), "MPI_Bcast");
   // The vector forms.
   std::vector<int> plus1(static_cast<std::size_t>(p)), plus2(plus1.size()), at(plus1.size()),
       at2(plus1.size()), unit(plus1.size(), 1);
