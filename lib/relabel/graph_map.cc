@@ -202,17 +202,21 @@ class Mapper {
 
   // Splits vertices into parts of the given sizes, keeping heavy edges
   // inside parts.
+  // Past the deadline, the candidates not yet tried are skipped.
   std::vector<std::vector<int>> split(const TrafficGraph& graph, const std::vector<int>& vertices,
                                       const std::vector<int>& sizes, int j) {
+    const int k = static_cast<int>(sizes.size());
+    const bool equal =
+        std::all_of(sizes.begin(), sizes.end(), [&](int s) { return s == sizes[0]; });
+    if (!options_.metis && options_.group_bottom_up && k >= 2 && equal) {
+      return agglomerate(graph, vertices, sizes[0]);
+    }
     std::vector<std::vector<int>> direct = split_direct(graph, vertices, sizes, j);
     // Many equal parts: also by recursive splits into a prime number of
     // parts each (2 when it divides), every split exact. METIS's k-way
     // into 256 parts of 16 leaves jagged blocks on a 64x64 mesh, and its
     // recursive bisection repairs its imbalance only at the end.
-    const int k = static_cast<int>(sizes.size());
-    const bool equal =
-        std::all_of(sizes.begin(), sizes.end(), [&](int s) { return s == sizes[0]; });
-    if (k < 2 || !equal) return direct;
+    if (k < 2 || !equal || deadline_.passed()) return direct;
     std::vector<std::vector<int>> best = std::move(direct);
     double best_cut = part_cut(graph, best);
     const auto consider = [&](std::vector<std::vector<int>> candidate) {
@@ -227,7 +231,9 @@ class Mapper {
       split_recursive(graph, vertices, k, sizes[0], j, recursive);
       consider(std::move(recursive));
     }
-    if (options_.group_bottom_up) consider(agglomerate(graph, vertices, sizes[0]));
+    if (options_.group_bottom_up && !deadline_.passed()) {
+      consider(agglomerate(graph, vertices, sizes[0]));
+    }
     return best;
   }
 
@@ -422,9 +428,10 @@ class Mapper {
       // matching never separates a heavy pair: on NPB FT at 64 ranks the
       // best cut splits every heavy pair (2i, 2i+1) and keeps the columns
       // whole), from kMetisSeeds seeds, each made exact; the one that cuts
-      // the least edge weight wins.
+      // the least edge weight wins. Past the deadline, the first only.
       std::int64_t best_cut = -1;
-      for (int attempt = 0; attempt < 8 * kMetisSeeds; ++attempt) {
+      for (int attempt = 0; attempt < 8 * kMetisSeeds && !(attempt > 0 && deadline_.passed());
+           ++attempt) {
         const bool recursive = attempt % 2 == 1;
         const bool tight = attempt % 4 >= 2;
         const bool random_matching = attempt % 8 >= 4;

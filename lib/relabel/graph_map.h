@@ -38,6 +38,10 @@ struct GraphMapOptions {
   /// Step 1 also tries the bottom-up grouping (as TreeMatch's); off, the
   /// splits are METIS's alone (the plain METIS mapping).
   bool group_bottom_up = true;
+  /// Step 1 by METIS too. Off (a quick first answer, milliseconds at 1,024
+  /// ranks), equal parts come from the bottom-up grouping alone; METIS
+  /// still makes unequal ones.
+  bool metis = true;
   /// Bottom-up instead of top-down, where every level's groups are equal:
   /// the vertices into parts of a node's size first, those parts into
   /// groups of a rack's size (METIS on the quotient graph), and so on; then

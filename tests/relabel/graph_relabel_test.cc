@@ -188,6 +188,23 @@ TEST(GraphRelabelTest, GraphMapGivesStraightBlocksOnALargeMesh) {
   EXPECT_EQ(e.graph->levels[0].crossing_pairs, 1920);
 }
 
+// With no time at all, auto still answers with the grouping (no METIS):
+// on 32x32 over 8 racks of 8 nodes of 16, ranks scattered, the straight
+// blocks per node and rack of the test above, not the job's order.
+TEST(GraphRelabelTest, NoBudgetStillGetsTheGrouping) {
+  MachineSpec m = machine_shape(8, 8, 1, 16, RankOrder::kRandom);
+  m.seed = 3;
+  const SyntheticMachine machine = generate_machine(m);
+  RelabelOptions o = graph_options(mesh(32, 32), "auto");
+  o.time_limit = 0;
+  const RelabelResult r = relabel(machine.costs, Grid({1024}), o);
+  EXPECT_TRUE(r.time_limited);
+  EXPECT_NE(r.algorithm.find("grouping"), std::string::npos) << r.algorithm;
+  ASSERT_TRUE(r.after.graph);
+  EXPECT_EQ(r.after.graph->levels[0].crossing_pairs, 448);
+  EXPECT_EQ(r.after.graph->levels[1].crossing_pairs, 128);
+}
+
 // NPB FT's traffic at 64 ranks, as profiled: heavy pairs (2i, 2i+1), light
 // all-to-all among the even and among the odd ranks. On 2 racks of 2
 // nodes of 16 the best layout splits every heavy pair across the racks and
