@@ -640,8 +640,8 @@ RANKSHAPE_FORTRAN(
 RANKSHAPE_FORTRAN(mpi_request_free, MPI_REQUEST_FREE, (MPI_Fint * request, MPI_Fint* ierror),
                   (request, ierror),
                   rankshape::profile::forget_persistent(PMPI_Request_f2c(*request)), (void)0)
-RANKSHAPE_FORTRAN(mpi_type_free, MPI_TYPE_FREE, (MPI_Fint * type, MPI_Fint* ierror),
-                  (type, ierror), rankshape::profile::forget_datatype(type_c(type)), (void)0)
+RANKSHAPE_FORTRAN(mpi_type_free, MPI_TYPE_FREE, (MPI_Fint * type, MPI_Fint* ierror), (type, ierror),
+                  rankshape::profile::forget_datatype(type_c(type)), (void)0)
 
 // The collectives by signature. REQUEST and REQUEST_ARGUMENT are empty for
 // a blocking form and RANKSHAPE_REQUEST, RANKSHAPE_REQUEST_ARGUMENT for its
