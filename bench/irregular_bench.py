@@ -78,6 +78,11 @@ INSTANCES = [
 
 ORDERINGS = ["identity", "natural", "metis", "scotch", "viem", "auto"]
 
+# The curve part: auto's objective against its budget on the largest
+# instances (fibres, where auto reports a lower bound).
+CURVE_INSTANCES = ["torus-4096", "islands-4096", "uneven-4000", "prime-4087"]
+CURVE_BUDGETS = [0, 0.1, 0.3, 1, 3, 10, 30]
+
 
 def option(args, name):
     return args[args.index(name) + 1] if name in args else None
@@ -190,14 +195,20 @@ def locations(costs):
     return [tuple(map(int, l.split())) for l in lines[at + 1:at + 1 + p]]
 
 
-def run_instance(a, name, grid, pattern, args):
-    d = os.path.join(a.out, "irregular", name)
+def make_machine(a, d, args):
+    """synth's machine for an instance in folder d: (costs, natural.perm)."""
     os.makedirs(d, exist_ok=True)
     costs = os.path.join(d, "machine.costs")
     natural = os.path.join(d, "natural.perm")
     sb.run([os.path.join(a.bin, "synth"), "--node-ranks"] + args + ["--seed", "1", "--costs", costs,
                                                                    "--planted", natural],
            os.path.join(d, "synth.log"))
+    return costs, natural
+
+
+def run_instance(a, name, grid, pattern, args):
+    d = os.path.join(a.out, "irregular", name)
+    costs, natural = make_machine(a, d, args)
     out = {"identity": (None, 0.0, ""), "natural": (natural, 0.0, "")}
     reports = {}
     for o, algorithm, limit in (("auto", "auto", a.budget), ("metis", "metis", 300),
@@ -251,6 +262,88 @@ def run_instance(a, name, grid, pattern, args):
     return out, evals, bound, reports.get("auto", {})
 
 
+def curve_part(a, chosen):
+    """auto at every budget of a.curve_budgets on the curve instances: its
+    objective, wall time and gap to its lower bound."""
+    rows = []
+    for name, grid, pattern, args, _ in INSTANCES:
+        if name not in (chosen or CURVE_INSTANCES):
+            continue
+        if pattern != "fibres":
+            sys.exit("irregular_bench: the curve is for fibres (a lower bound): not %s" % name)
+        d = os.path.join(a.out, "irregular_curve", name)
+        costs, _ = make_machine(a, d, args)
+        for budget in a.curve_budgets:
+            report = os.path.join(d, "auto-%g.json" % budget)
+            _, seconds = sb.run([os.path.join(a.bin, "relabel"), "--costs", costs, "--grid", grid,
+                                 "--time-limit", "%g" % budget, "--perm", os.path.join(d, "auto.perm"),
+                                 "--report", report, "--quiet"], os.path.join(d, "auto.log"))
+            r = json.load(open(report))
+            bound = r["lower_bound"]["primary"]
+            rows.append({"instance": name, "ranks": r["p"], "budget": "%g" % budget,
+                         "seconds": "%.3f" % seconds, "objective": "%.6g" % r["objective_after"],
+                         "bound": "%.6g" % bound, "gap": "%.4f" % (r["objective_after"] / bound),
+                         "algorithm_run": r["algorithm_run"]})
+            print("curve %s: budget %g s, %.6g in %.2f s" % (name, budget, r["objective_after"], seconds),
+                  flush=True)
+    if rows:
+        os.makedirs(a.out, exist_ok=True)
+        sb.write_csv(os.path.join(a.out, "irregular_curve.csv"), rows)
+        write_curve_md(a, rows)
+        plot_curve(rows, os.path.join(a.out, "irregular_curve.png"))
+
+
+def write_curve_md(a, rows):
+    cases = {}
+    for r in rows:
+        cases.setdefault(r["instance"], []).append(r)
+    what = {i[0]: i[4] for i in INSTANCES}
+    lines = ["# auto's quality against its budget", "",
+             "Written by `bench/irregular_bench.sh --parts curve` (%s). `relabel --time-limit B` "
+             "(auto) at each budget B on the largest instances of the suite (see irregular.md); "
+             "each cell: the objective (lower is better), its ratio to auto's lower bound, and "
+             "the wall time of the process (files read and written included). A run may pass "
+             "a tiny budget: its first candidate always finishes." % time.strftime("%Y-%m-%d"), "",
+             "![auto's objective over its lower bound against wall time](irregular_curve.png)", "",
+             "| instance | lower bound | " + " | ".join("B = %s s" % b for b in a.curve_budgets_text) +
+             " |", "|---|---:|" + "---:|" * len(a.curve_budgets_text)]
+    for name, got in cases.items():
+        by_budget = {r["budget"]: r for r in got}
+        cells = []
+        for b in a.curve_budgets_text:
+            r = by_budget.get(b)
+            cells.append("%s (%s) in %s s" % (r["objective"], r["gap"], r["seconds"]) if r else "")
+        lines.append("| %s: %s | %s | %s |" % (name, what[name], got[0]["bound"], " | ".join(cells)))
+    sb.write_lines(os.path.join(a.out, "irregular_curve.md"), lines)
+
+
+def plot_curve(rows, path):
+    """Objective over lower bound against wall time (log), a line per instance."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("irregular_bench: the curve's plot needs python3-matplotlib (tools/install-deps)")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name in dict.fromkeys(r["instance"] for r in rows):
+        got = [r for r in rows if r["instance"] == name]
+        ax.plot([float(r["seconds"]) for r in got], [float(r["gap"]) for r in got], marker="o",
+                label="%s (%s ranks)" % (name, got[0]["ranks"]))
+    ax.set_xscale("log")
+    ax.set_xlabel("wall time of relabel, s (budgets %s s)" % ", ".join(
+        dict.fromkeys(r["budget"] for r in rows)))
+    ax.set_ylabel("objective / lower bound")
+    ax.set_title("auto: quality against time")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    tmp = path + ".tmp"
+    fig.savefig(tmp, format="png", dpi=100)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--bin", required=True, help="folder with relabel, evaluate, synth")
@@ -259,11 +352,33 @@ def main():
     p.add_argument("--budget", type=float, default=10, help="auto's --time-limit, seconds")
     p.add_argument("--instances", default="", help="comma-separated names (default all)")
     p.add_argument("--out", default="bench/results")
+    p.add_argument("--parts", default="table", help="table, curve or both (comma-separated)")
+    p.add_argument("--curve-budgets", default=",".join("%g" % b for b in CURVE_BUDGETS),
+                   help="the curve's budgets, seconds, comma-separated")
     a = p.parse_args()
     chosen = [n for n in a.instances.split(",") if n]
     unknown = set(chosen) - {i[0] for i in INSTANCES}
     if unknown:
         sys.exit("irregular_bench: unknown instance(s) %s" % ", ".join(sorted(unknown)))
+    parts = [x for x in a.parts.split(",") if x]
+    if not parts or set(parts) - {"table", "curve"}:
+        sys.exit("irregular_bench: --parts takes table, curve or both, not '%s'" % a.parts)
+    given = a.curve_budgets
+    try:
+        a.curve_budgets = [float(b) for b in given.split(",")]
+    except ValueError:
+        a.curve_budgets = []
+    if not a.curve_budgets or min(a.curve_budgets) < 0:
+        sys.exit("irregular_bench: --curve-budgets takes seconds >= 0, comma-separated, not '%s'"
+                 % given)
+    a.curve_budgets_text = ["%g" % b for b in a.curve_budgets]
+    if "curve" in parts:
+        curve_part(a, chosen)
+    if "table" in parts:
+        table_part(a, chosen)
+
+
+def table_part(a, chosen):
     rows = []
     for name, grid, pattern, args, what in INSTANCES:
         if chosen and name not in chosen:

@@ -10,6 +10,7 @@
 # reported for fibres.
 #   bench/irregular_bench.sh [--viem PATH] [--viem-preset fast|eco|strong]
 #                            [--budget S] [--instances NAME,...] [--out DIR]
+#                            [--parts table,curve] [--curve-budgets S,...]
 # --viem PATH: VieM's `viem` binary, built outside this repository from its
 #   public source (github schulzchristian/VieM, with its CMake; see
 #   docs/benchmarks.md, "Traffic graphs"). VieM takes a regular
@@ -18,6 +19,11 @@
 #   positions it puts on padding move to the nearest free core. It has no
 #   hierarchy for a torus ("n/a"). Without --viem its column is left out.
 # --budget S: auto's time limit (default 10 s); METIS and Scotch get 300 s.
+# --parts: table (default), curve, or both. curve: auto's objective, its
+#   gap to its lower bound and its wall time at each of --curve-budgets
+#   (default 0,0.1,0.3,1,3,10,30 s) on the four largest fibre instances
+#   (or those of --instances); writes DIR/irregular_curve.{csv,md,png}
+#   (the plot needs python3-matplotlib).
 # Writes DIR/irregular.{csv,md} (default bench/results) and every run's
 # files under DIR/irregular/.
 set -euo pipefail

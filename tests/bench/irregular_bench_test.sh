@@ -1,7 +1,8 @@
 #!/bin/bash
 # The irregular-machine benchmark end to end on its two smallest instances
 # (no VieM): the table has every ordering, auto beats the job's order and
-# is no worse than any peer; an unknown instance is refused. Also
+# is no worse than any peer; the curve part on one instance; an unknown
+# instance and bad budgets are refused. Also
 # irregular_bench_test.py, the script's own tests.
 #   irregular_bench_test.sh RELABEL EVALUATE SYNTH BENCH_TEST
 set -u
@@ -36,6 +37,37 @@ PY
 else
   cat "$dir/run.log"
   fail "irregular_bench.py"
+fi
+
+# The curve: a row per budget, each objective at or above auto's bound.
+if "$python" bench/irregular_bench.py --bin "$dir/bin" --parts curve --instances uneven-63 \
+  --curve-budgets 0,0.2 --out "$dir/curve" >"$dir/curve.log" 2>&1; then
+  if "$python" - "$dir/curve/irregular_curve.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["budget"] for r in rows] == ["0", "0.2"], rows
+for r in rows:
+    assert r["instance"] == "uneven-63" and float(r["objective"]) >= float(r["bound"]) > 0, r
+    assert float(r["gap"]) >= 1 and float(r["seconds"]) > 0, r
+PY
+  then
+    echo "ok: the curve has both budgets"
+  else
+    fail "irregular_curve.csv"
+  fi
+  [ -s "$dir/curve/irregular_curve.png" ] || fail "no irregular_curve.png"
+  grep -q "^| uneven-63: " "$dir/curve/irregular_curve.md" || fail "irregular_curve.md has no row"
+else
+  cat "$dir/curve.log"
+  fail "irregular_bench.py --parts curve"
+fi
+if "$python" bench/irregular_bench.py --bin "$dir/bin" --parts curve --curve-budgets 1,x \
+  --out "$dir/bad" >"$dir/bad.log" 2>&1; then
+  fail "bad --curve-budgets accepted"
+elif ! grep -q "curve-budgets takes seconds" "$dir/bad.log"; then
+  fail "bad --curve-budgets: no message"
+else
+  echo "ok: bad --curve-budgets refused"
 fi
 
 if "$python" bench/irregular_bench.py --bin "$dir/bin" --instances nosuch --out "$dir/bad" \
