@@ -174,6 +174,14 @@ int relabel_main(int argc, char** argv) {
         report[key + "_" + which] = std::move(details);
       }
       if (r.bound) report["lower_bound"] = cli::bound_json(*r.bound);
+      nlohmann::json candidates = nlohmann::json::array();
+      for (const CandidateRun& c : r.candidates) {
+        candidates.push_back({{"name", c.name},
+                              {"seconds", c.seconds},
+                              {"objective", c.objective},
+                              {"chosen", c.chosen}});
+      }
+      report["candidates"] = std::move(candidates);
       if (!launch.empty()) report["launch_command"] = launch;
       write_file_atomically(report_out, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
     }
@@ -183,6 +191,10 @@ int relabel_main(int argc, char** argv) {
                                    ? "traffic graph of " + std::to_string(graph->edges()) + " edges"
                                    : "grid " + grid.to_string(),
                                r.algorithm);
+      for (const CandidateRun& c : r.candidates) {
+        std::cout << fmt::format("  tried {}: {:.6g} in {:.2f} s{}\n", c.name, c.objective,
+                                 c.seconds, c.chosen ? " (chosen)" : "");
+      }
       std::cout << fmt::format("  before (identity): {:.6g}\n", before);
       cli::print_evaluation(std::cout, grid, r.before);
       std::cout << fmt::format("  after: {:.6g} ({:.3g}x better) in {:.2f} s{}\n", after,

@@ -344,11 +344,48 @@ constexpr int kQuietRounds = 2;
 // where they took 1 to 10 s while a program calling relabel_comm() waits.
 constexpr int kRestartRanks = 256;
 
+// What an auto run tries, for RelabelResult::candidates and the progress
+// lines: each candidate's seconds (from the end of the one before) and
+// objective.
+class CandidateLog {
+ public:
+  CandidateLog(const Deadline& clock, std::vector<CandidateRun>& out,
+               std::function<void(const std::string&)> say)
+      : clock_(clock), out_(out), say_(std::move(say)), since_(clock.elapsed()) {}
+
+  // A candidate that just ended, said with the best objective so far.
+  void add(const std::string& name, double objective, double best) {
+    const double now = clock_.elapsed();
+    out_.push_back({name, now - since_, objective, false});
+    since_ = now;
+    char line[200];
+    std::snprintf(line, sizeof line, "%s: objective %.6g in %.2f s (best so far %.6g)",
+                  name.c_str(), objective, out_.back().seconds, best);
+    say_(line);
+  }
+  // Marks the last candidate of that name as the one chosen.
+  void chose(const std::string& name) {
+    for (auto it = out_.rbegin(); it != out_.rend(); ++it) {
+      if (it->name == name) {
+        it->chosen = true;
+        return;
+      }
+    }
+  }
+
+ private:
+  const Deadline& clock_;
+  std::vector<CandidateRun>& out_;
+  std::function<void(const std::string&)> say_;
+  double since_;
+};
+
 // auto for stencils: the job's own order, recursive bisection, node-aware
 // boxes and multilevel starts, the best of them refined by hill-climbing.
 Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOptions& o,
                        const Deadline& deadline, SplitMix64& rng, SearchStats& stats,
-                       const std::function<void(const std::string&)>& say, std::string& name) {
+                       const std::function<void(const std::string&)>& say, CandidateLog& log,
+                       std::string& name) {
   const int p = grid.size();
   const Chooser chooser(costs, grid, o.objective);
   Labelling best = Labelling::identity(p);
@@ -361,10 +398,7 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
       best_value = v;
       from = what;
     }
-    char line[160];
-    std::snprintf(line, sizeof line, "%s: objective %.6g (best so far %.6g)", what.c_str(),
-                  v.primary, best_value.primary);
-    say(line);
+    log.add(what, v.primary, best_value.primary);
   };
   consider(bisect(costs, *o.objective.stencil_on(grid), o.levels, CutRule::kBusierPart),
            "bisect (busier part)");
@@ -391,6 +425,8 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
   stats.evaluations += refined.evaluations;
   stats.moves += refined.moves;
   stats.time_limited |= refined.time_limited;
+  log.chose(from);
+  log.add("refinement", state.value().primary, state.value().primary);
   name = "auto(best of bisect, node-aware and " + std::to_string(done) + " multilevel start" +
          (done == 1 ? "" : "s") + ": " + from + ", refined)";
   if (starts == 0) name = "auto(best of bisect and node-aware: " + from + ", refined)";
@@ -412,19 +448,13 @@ constexpr double kQuickSeconds = 1.0;
 // lasts, and it wins only where it is strictly better than all of them.
 Labelling map_graph(const Costs& costs, const RelabelOptions& o, int starts,
                     const Deadline& deadline, SplitMix64& rng, SearchStats& stats,
-                    const std::function<void(const std::string&)>& say, std::string& from) {
+                    CandidateLog& log, std::string& from) {
   const TrafficGraph& graph = *o.objective.graph;
   const Grid line({costs.size()});
   const Chooser chooser(costs, line, o.objective);
   Labelling best = Labelling::identity(costs.size());
   ObjectiveValue best_value = chooser.value(best);
   from = "identity";
-  const auto report = [&](const std::string& what, double value) {
-    char line_text[160];
-    std::snprintf(line_text, sizeof line_text, "%s: objective %.6g (best so far %.6g)",
-                  what.c_str(), value, best_value.primary);
-    say(line_text);
-  };
   GraphMapOptions quick_options;
   quick_options.seed = o.seed;
   quick_options.metis = false;
@@ -433,9 +463,7 @@ Labelling map_graph(const Costs& costs, const RelabelOptions& o, int starts,
   const Deadline quick_deadline(std::max(deadline.remaining(), kQuickSeconds));
   Labelling quick = graph_map(costs, graph, o.levels, quick_options, quick_deadline);
   const ObjectiveValue quick_value = chooser.value(quick);
-  char quick_text[80];
-  std::snprintf(quick_text, sizeof quick_text, "grouping: objective %.6g", quick_value.primary);
-  say(quick_text);
+  log.add("grouping", quick_value.primary, std::min(quick_value.primary, best_value.primary));
   int done = 0;
   for (int s = 0; s < starts && !deadline.passed(); ++s, ++done) {
     for (const bool bottom_up : {false, true}) {
@@ -451,7 +479,7 @@ Labelling map_graph(const Costs& costs, const RelabelOptions& o, int starts,
         best_value = v;
         from = what;
       }
-      report(what, v.primary);
+      log.add(what, v.primary, std::min(quick_value.primary, best_value.primary));
     }
   }
   if (improves(quick_value, best_value)) {
@@ -474,6 +502,8 @@ Labelling map_graph(const Costs& costs, const RelabelOptions& o, int starts,
   stats.evaluations += refined.evaluations;
   stats.moves += refined.moves;
   stats.time_limited |= refined.time_limited;
+  log.chose(from);
+  log.add("refinement", state.value().primary, state.value().primary);
   return state.labelling();
 }
 
@@ -530,9 +560,10 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
   const int p = grid.size();
   SplitMix64 rng(o.seed);
   SearchStats stats;
-  RelabelResult result{Labelling::identity(p), o.algorithm, 0, false, 0, {}, {}, 0, {}};
+  RelabelResult result{Labelling::identity(p), o.algorithm, 0, false, 0, {}, {}, 0, {}, {}};
   result.before = evaluate(costs, grid, result.labelling, o.objective);
   result.bound = fibre_lower_bound(costs, grid, o.objective);
+  CandidateLog log(deadline, result.candidates, say);
 
   const std::string& a = o.algorithm;
   if (a == "identity") {
@@ -579,7 +610,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     result.labelling = state.labelling();
   } else if (a == "multilevel" && graph) {
     std::string from;
-    result.labelling = map_graph(costs, o, 1, deadline, rng, stats, say, from);
+    result.labelling = map_graph(costs, o, 1, deadline, rng, stats, log, from);
     result.algorithm = "multilevel(graph map, refined)";
   } else if (a == "multilevel") {
     result.labelling = multilevel(costs, grid, o.objective, o.levels, deadline, rng, stats, say);
@@ -590,11 +621,12 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     } else if (graph) {
       const int starts = p <= 4096 ? 2 : 1;
       std::string from;
-      result.labelling = map_graph(costs, o, starts, deadline, rng, stats, say, from);
+      result.labelling = map_graph(costs, o, starts, deadline, rng, stats, log, from);
       result.algorithm = "auto(best of identity, grouping and " + std::to_string(starts) +
                          " graph map start" + (starts == 1 ? "" : "s") + ": " + from + ", refined)";
     } else if (o.objective.is_stencil()) {
-      result.labelling = auto_stencil(costs, grid, o, deadline, rng, stats, say, result.algorithm);
+      result.labelling =
+          auto_stencil(costs, grid, o, deadline, rng, stats, say, log, result.algorithm);
     } else {
       Labelling best = result.labelling;
       ObjectiveValue best_value = result.before.value;
@@ -612,10 +644,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
           best_value = v;
           from = name;
         }
-        char line[160];
-        std::snprintf(line, sizeof line, "%s: objective %.6g (best so far %.6g)", name.c_str(),
-                      v.primary, best_value.primary);
-        say(line);
+        log.add(name, v.primary, best_value.primary);
       };
       std::string tried;  // the candidates before multilevel, for the report
       const auto try_one = [&](auto make, const std::string& name) {
@@ -671,6 +700,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
         quiet = improves(best_value, before) ? 0 : quiet + 1;
       }
       if (quiet < kQuietRounds && !optimal()) stats.time_limited = true;
+      log.chose(from);
       result.labelling = std::move(best);
       result.algorithm = "auto(best of " + tried + std::to_string(done) + " multilevel start" +
                          (done == 1 ? "" : "s") + last + ", " + std::to_string(rounds) +

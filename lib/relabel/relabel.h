@@ -70,6 +70,14 @@ struct RelabelOptions {
   std::function<void(const std::string&)> progress;
 };
 
+/// One candidate an auto run tried.
+struct CandidateRun {
+  std::string name;
+  double seconds = 0;  // from the end of the one before
+  double objective = 0;
+  bool chosen = false;  // the one the result comes from (before refinement)
+};
+
 struct RelabelResult {
   Labelling labelling;
   std::string algorithm;  // as run, e.g. "auto(multilevel x4)"
@@ -85,6 +93,9 @@ struct RelabelResult {
   /// Lower bounds on the objective for this grid and machine, whatever the
   /// labelling (lib/model/bounds.h): fibres with pair costs only.
   std::optional<FibreBound> bound;
+  /// What auto (and multilevel on a traffic graph) tried, in order, for
+  /// how long, and what won; empty for the other algorithms.
+  std::vector<CandidateRun> candidates;
 };
 
 /// Names accepted in RelabelOptions::algorithm.

@@ -172,7 +172,7 @@ if [ -z "$found" ] || [ -z "$planted" ] || ! awk -v f="$found" -v p="$planted" '
 else
   echo "ok: relabel objective $found <= planted $planted"
 fi
-for key in '"p": 64' '"grid": "4x16"' '"algorithm": "auto"' '"seed": 3' '"seconds"' '"objective_before"' '"dimensions_after"'; do
+for key in '"p": 64' '"grid": "4x16"' '"algorithm": "auto"' '"seed": 3' '"seconds"' '"objective_before"' '"dimensions_after"' '"candidates"' '"chosen": true'; do
   check "report has $key" 0 "$key" cat "$dir/r.json"
 done
 check "rankfile has one line per rank" 0 "rank 63=" cat "$dir/r.rankfile"

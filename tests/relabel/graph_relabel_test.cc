@@ -200,6 +200,11 @@ TEST(GraphRelabelTest, NoBudgetStillGetsTheGrouping) {
   const RelabelResult r = relabel(machine.costs, Grid({1024}), o);
   EXPECT_TRUE(r.time_limited);
   EXPECT_NE(r.algorithm.find("grouping"), std::string::npos) << r.algorithm;
+  // Only the grouping ran (and the refinement, which stops at once).
+  ASSERT_EQ(r.candidates.size(), 2u);
+  EXPECT_EQ(r.candidates[0].name, "grouping");
+  EXPECT_TRUE(r.candidates[0].chosen);
+  EXPECT_EQ(r.candidates[1].name, "refinement");
   ASSERT_TRUE(r.after.graph);
   EXPECT_EQ(r.after.graph->levels[0].crossing_pairs, 448);
   EXPECT_EQ(r.after.graph->levels[1].crossing_pairs, 128);

@@ -175,6 +175,20 @@ TEST(RelabelTest, AutoIsNoWorseThanTheMachinesOrderNorMetis) {
     const RelabelResult automatic = relabel(m.costs, g, RelabelOptions{});
     EXPECT_LE(automatic.after.value.primary, machine_order * (1 + 1e-12)) << g.to_string();
     EXPECT_LE(automatic.after.value.primary, slabs * (1 + 1e-12)) << g.to_string();
+    // The report: what ran, in order, for how long; one chosen, the result.
+    ASSERT_FALSE(automatic.candidates.empty());
+    EXPECT_EQ(automatic.candidates.front().name, "node-aware");
+    double seconds = 0;
+    int chosen = 0;
+    for (const CandidateRun& run : automatic.candidates) {
+      EXPECT_GE(run.seconds, 0);
+      seconds += run.seconds;
+      if (!run.chosen) continue;
+      ++chosen;
+      EXPECT_EQ(run.objective, automatic.after.value.primary) << run.name;
+    }
+    EXPECT_EQ(chosen, 1) << g.to_string();
+    EXPECT_LE(seconds, automatic.seconds);
   }
 }
 
