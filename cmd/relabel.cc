@@ -6,11 +6,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
@@ -61,6 +63,12 @@ int relabel_main(int argc, char** argv) {
   app.add_option("--time-limit", options.time_limit,
                  "seconds; the best labelling found by then is written")
       ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
+  options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  app.add_option("--threads", options.threads,
+                 "threads for auto's independent starts (default: every core; the labelling is "
+                 "the same for any count unless the time limit cuts the search short)")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   app.add_option("--pattern", pattern_text, cli::pattern_help())->capture_default_str();
   app.add_option("--objective", objective_name, cli::objective_help());
@@ -151,6 +159,7 @@ int relabel_main(int argc, char** argv) {
                                {"algorithm", options.algorithm},
                                {"algorithm_run", r.algorithm},
                                {"seed", options.seed},
+                               {"threads", options.threads},
                                {"time_limit", options.time_limit},
                                {"time_limited", r.time_limited},
                                {"seconds", r.seconds},

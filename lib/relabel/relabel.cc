@@ -4,10 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <atomic>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "lib/relabel/bisect.h"
 #include "lib/relabel/deadline.h"
@@ -344,6 +348,71 @@ constexpr int kQuietRounds = 2;
 // where they took 1 to 10 s while a program calling relabel_comm() waits.
 constexpr int kRestartRanks = 256;
 
+// make(s) for every s < n, on up to `threads` threads (this one among
+// them), each s taken up when a thread is free; the results in order of s.
+// The first exception is rethrown once all threads are done.
+template <class Make>
+std::vector<std::optional<Labelling>> run_at_once(int n, int threads, Make make) {
+  std::vector<std::optional<Labelling>> out(static_cast<std::size_t>(n));
+  std::atomic<int> next{0};
+  std::mutex failed;
+  std::exception_ptr error;
+  const auto work = [&] {
+    for (int s; (s = next++) < n;) {
+      try {
+        out[static_cast<std::size_t>(s)] = make(s);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failed);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < std::min(threads, n); ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
+// The multilevel starts of auto: start s from seed o.seed + s * golden, on
+// up to o.threads threads, each with its own statistics (added to stats),
+// progress lines one at a time. A start taken up past the deadline, or
+// after one that `ends` the search, is skipped (empty), as a single thread
+// going in order would; the caller weighs the others in order.
+std::vector<std::optional<Labelling>> multilevel_starts(
+    const Costs& costs, const Grid& grid, const RelabelOptions& o, int starts,
+    const Deadline& deadline, SearchStats& stats,
+    const std::function<void(const std::string&)>& say,
+    const std::function<bool(const Labelling&)>& ends) {
+  std::vector<SearchStats> each(static_cast<std::size_t>(starts));
+  std::mutex saying;
+  const std::function<void(const std::string&)> say_one = [&](const std::string& line) {
+    const std::lock_guard<std::mutex> lock(saying);
+    say(line);
+  };
+  std::atomic<bool> ended{false}, skipped{false};
+  std::vector<std::optional<Labelling>> out =
+      run_at_once(starts, o.threads, [&](int s) -> std::optional<Labelling> {
+        if (s > 0 && (ended || deadline.passed())) {
+          skipped = skipped || !ended;
+          return std::nullopt;
+        }
+        SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
+        Labelling l = multilevel(costs, grid, o.objective, o.levels, deadline, start_rng,
+                                 each[static_cast<std::size_t>(s)], say_one);
+        if (ends && ends(l)) ended = true;
+        return l;
+      });
+  for (const SearchStats& e : each) {
+    stats.evaluations += e.evaluations;
+    stats.moves += e.moves;
+    stats.time_limited |= e.time_limited;
+  }
+  if (skipped) stats.time_limited = true;
+  return out;
+}
+
 // What an auto run tries, for RelabelResult::candidates and the progress
 // lines: each candidate's seconds (from the end of the one before) and
 // objective.
@@ -411,10 +480,11 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
   // and node boxes give the layouts it would (and it costs most).
   const int starts = p <= 1024 ? 2 : p <= kStencilMultilevelMax ? 1 : 0;
   int done = 0;
-  for (int s = 0; s < starts && !deadline.passed(); ++s, ++done) {
-    SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
-    consider(multilevel(costs, grid, o.objective, o.levels, deadline, start_rng, stats, say),
-             "multilevel start " + std::to_string(s + 1) + "/" + std::to_string(starts));
+  for (std::optional<Labelling>& l :
+       multilevel_starts(costs, grid, o, deadline.passed() ? 0 : starts, deadline, stats, say, {})) {
+    if (!l) continue;
+    ++done;
+    consider(std::move(*l), "multilevel start " + std::to_string(done) + "/" + std::to_string(starts));
   }
   if (done < starts) stats.time_limited = true;
   // The constructions leave little to local search on large grids: a
@@ -658,13 +728,18 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
         try_one([&] { return std::move(*machine); }, "machine order");
       }
       const int starts = p <= 1024 ? 4 : p < 4096 ? 2 : 1;
+      const auto at_bound = [&](const Labelling& l) {
+        if (!result.bound) return false;
+        const ObjectiveValue v = evaluate(costs, grid, l, o.objective).value;
+        return reaches(v.primary, result.bound->primary) && reaches(v.total, result.bound->total);
+      };
       int done = 0;
-      for (int s = 0; s < starts && !(done > 0 && deadline.passed()) && !optimal(); ++s, ++done) {
-        SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
-        consider(multilevel(costs, grid, o.objective, o.levels, deadline, start_rng, stats, say),
-                 "multilevel start " + std::to_string(s + 1) + "/" + std::to_string(starts));
+      for (std::optional<Labelling>& l : multilevel_starts(costs, grid, o, optimal() ? 0 : starts,
+                                                           deadline, stats, say, at_bound)) {
+        if (!l || optimal()) continue;
+        consider(std::move(*l), "multilevel start " + std::to_string(++done) + "/" +
+                                    std::to_string(starts));
       }
-      if (done < starts && !optimal()) stats.time_limited = true;
       // Then, in the time left, METIS's slabs, which win where the levels do
       // not fit the grid (180 ranks on 3 racks of 5 nodes of 12, 12x15:
       // 2,529 against 2,691 for the machine's order and 2,853 for

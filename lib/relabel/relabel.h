@@ -66,8 +66,14 @@ struct RelabelOptions {
   /// Known hierarchy, finest first: levels[j][r] = group of old rank r at
   /// level j (node, rack, ...). Empty: taken from structured costs.
   std::vector<std::vector<int>> levels;
-  /// Receives short progress lines (may be empty).
+  /// Receives short progress lines (may be empty; called from one thread
+  /// at a time).
   std::function<void(const std::string&)> progress;
+  /// Threads auto may use: its multilevel starts for fibres and stencils
+  /// run at once. They are weighed in order afterwards, so a seed gives the
+  /// same labelling for any count unless the time limit cuts the search
+  /// short.
+  int threads = 1;
 };
 
 /// One candidate an auto run tried.

@@ -245,6 +245,33 @@ TEST(RelabelTest, SameSeedSameLabelling) {
   }
 }
 
+// auto's multilevel starts on several threads: the labelling one thread
+// gives, for fibres and for a stencil, and the same candidates in order.
+TEST(RelabelTest, ThreadsGiveTheSameLabelling) {
+  MachineSpec m = machine_shape(2, 3, 2, 6, RankOrder::kRandom);
+  m.noise = 0.2;
+  const SyntheticMachine s = generate_machine(m);
+  const Grid g({6, 12});
+  for (const char* pattern : {"fibres", "stencil"}) {
+    RelabelOptions o;
+    o.seed = 5;
+    o.objective = ObjectiveSpec::parse("", Pattern::parse(pattern));
+    const RelabelResult one = relabel(s.costs, g, o);
+    ASSERT_FALSE(one.time_limited) << pattern;
+    for (const int threads : {2, 3, 8}) {
+      o.threads = threads;
+      const RelabelResult many = relabel(s.costs, g, o);
+      EXPECT_EQ(many.labelling, one.labelling) << pattern << " " << threads;
+      EXPECT_EQ(many.algorithm, one.algorithm) << pattern << " " << threads;
+      ASSERT_EQ(many.candidates.size(), one.candidates.size()) << pattern << " " << threads;
+      for (std::size_t i = 0; i < one.candidates.size(); ++i) {
+        EXPECT_EQ(many.candidates[i].name, one.candidates[i].name);
+        EXPECT_EQ(many.candidates[i].objective, one.candidates[i].objective);
+      }
+    }
+  }
+}
+
 // "+links": every algorithm runs with the link load in the objective, the
 // value reported is the link-aware one (with the known levels), and the
 // searches do not end worse than they start. On a scrambled 3-level
