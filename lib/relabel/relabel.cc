@@ -1,11 +1,11 @@
 #include "lib/relabel/relabel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <functional>
-#include <atomic>
 #include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -480,11 +480,12 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
   // and node boxes give the layouts it would (and it costs most).
   const int starts = p <= 1024 ? 2 : p <= kStencilMultilevelMax ? 1 : 0;
   int done = 0;
-  for (std::optional<Labelling>& l :
-       multilevel_starts(costs, grid, o, deadline.passed() ? 0 : starts, deadline, stats, say, {})) {
+  for (std::optional<Labelling>& l : multilevel_starts(
+           costs, grid, o, deadline.passed() ? 0 : starts, deadline, stats, say, {})) {
     if (!l) continue;
     ++done;
-    consider(std::move(*l), "multilevel start " + std::to_string(done) + "/" + std::to_string(starts));
+    consider(std::move(*l),
+             "multilevel start " + std::to_string(done) + "/" + std::to_string(starts));
   }
   if (done < starts) stats.time_limited = true;
   // The constructions leave little to local search on large grids: a
@@ -737,8 +738,8 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
       for (std::optional<Labelling>& l : multilevel_starts(costs, grid, o, optimal() ? 0 : starts,
                                                            deadline, stats, say, at_bound)) {
         if (!l || optimal()) continue;
-        consider(std::move(*l), "multilevel start " + std::to_string(++done) + "/" +
-                                    std::to_string(starts));
+        consider(std::move(*l),
+                 "multilevel start " + std::to_string(++done) + "/" + std::to_string(starts));
       }
       // Then, in the time left, METIS's slabs, which win where the levels do
       // not fit the grid (180 ranks on 3 racks of 5 nodes of 12, 12x15:
