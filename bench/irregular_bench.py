@@ -77,6 +77,8 @@ INSTANCES = [
 ]
 
 ORDERINGS = ["identity", "natural", "metis", "scotch", "viem", "auto"]
+# What each instance shows, by name.
+WHAT = {i[0]: i[4] for i in INSTANCES}
 
 # The curve part: auto's objective against its budget on the largest
 # instances (fibres, where auto reports a lower bound).
@@ -297,7 +299,6 @@ def write_curve_md(a, rows):
     cases = {}
     for r in rows:
         cases.setdefault(r["instance"], []).append(r)
-    what = {i[0]: i[4] for i in INSTANCES}
     lines = ["# auto's quality against its budget", "",
              "Written by `bench/irregular_bench.sh --parts curve` (%s). `relabel --time-limit B` "
              "(auto) at each budget B on the largest instances of the suite (see irregular.md); "
@@ -313,7 +314,7 @@ def write_curve_md(a, rows):
         for b in a.curve_budgets_text:
             r = by_budget.get(b)
             cells.append("%s (%s) in %s s" % (r["objective"], r["gap"], r["seconds"]) if r else "")
-        lines.append("| %s: %s | %s | %s |" % (name, what[name], got[0]["bound"], " | ".join(cells)))
+        lines.append("| %s: %s | %s | %s |" % (name, WHAT[name], got[0]["bound"], " | ".join(cells)))
     sb.write_lines(os.path.join(a.out, "irregular_curve.md"), lines)
 
 
@@ -406,7 +407,6 @@ def write_md(a, rows):
     cases = {}
     for r in rows:
         cases.setdefault(r["instance"], {})[r["ordering"]] = r
-    what = {i[0]: i[4] for i in INSTANCES}
     lines = ["# Relabelling on irregular machines", "",
              "Written by `bench/irregular_bench.sh` (%s; auto's budget %g s; VieM %s). Machines from "
              "`synth --node-ranks` (costs: 1 inside a socket, 2 across sockets, %d between nodes "
@@ -436,7 +436,7 @@ def write_md(a, rows):
         gap = ("%.3f" % (float(auto["objective"]) / float(auto["bound"]))
                if auto["bound"] and float(auto["bound"]) > 0 else "")
         lines.append("| %s (%s) | %s, %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            name, what[name], auto["ranks"], auto["grid"], auto["pattern"], cell("identity"),
+            name, WHAT[name], auto["ranks"], auto["grid"], auto["pattern"], cell("identity"),
             cell("natural"), cell("metis"), cell("scotch"), cell("viem"), cell("auto"), ratio,
             auto["bound"], gap))
     sb.write_lines(os.path.join(a.out, "irregular.md"), lines)
