@@ -381,7 +381,7 @@ def main():
 
 def table_part(a, chosen):
     rows = []
-    for name, grid, pattern, args, what in INSTANCES:
+    for name, grid, pattern, args, _ in INSTANCES:
         if chosen and name not in chosen:
             continue
         out, evals, bound, auto = run_instance(a, name, grid, pattern, args)
