@@ -258,16 +258,14 @@ TEST(RelabelTest, ThreadsGiveTheSameLabelling) {
     o.objective = ObjectiveSpec::parse("", Pattern::parse(pattern));
     const RelabelResult one = relabel(s.costs, g, o);
     ASSERT_FALSE(one.time_limited) << pattern;
-    for (const int threads : {2, 3, 8}) {
-      o.threads = threads;
-      const RelabelResult many = relabel(s.costs, g, o);
-      EXPECT_EQ(many.labelling, one.labelling) << pattern << " " << threads;
-      EXPECT_EQ(many.algorithm, one.algorithm) << pattern << " " << threads;
-      ASSERT_EQ(many.candidates.size(), one.candidates.size()) << pattern << " " << threads;
-      for (std::size_t i = 0; i < one.candidates.size(); ++i) {
-        EXPECT_EQ(many.candidates[i].name, one.candidates[i].name);
-        EXPECT_EQ(many.candidates[i].objective, one.candidates[i].objective);
-      }
+    o.threads = 3;  // 4 starts (fibres) and 2 (stencil) over 3 threads
+    const RelabelResult many = relabel(s.costs, g, o);
+    EXPECT_EQ(many.labelling, one.labelling) << pattern;
+    EXPECT_EQ(many.algorithm, one.algorithm) << pattern;
+    ASSERT_EQ(many.candidates.size(), one.candidates.size()) << pattern;
+    for (std::size_t i = 0; i < one.candidates.size(); ++i) {
+      EXPECT_EQ(many.candidates[i].name, one.candidates[i].name);
+      EXPECT_EQ(many.candidates[i].objective, one.candidates[i].objective);
     }
   }
 }
