@@ -21,6 +21,8 @@ constexpr double kMetisWeightBudget = 1 << 30;
 // Seeds tried per split, each with k-way and recursive bisection, loose
 // and tight, heavy-edge and random matching.
 constexpr int kMetisSeeds = 1;
+// The METIS variants per seed (GraphMapOptions::metis_attempts).
+constexpr int kMetisAttempts = 8;
 // Neighbours per vertex that refine_boundaries() considers (the heaviest).
 constexpr std::size_t kBoundaryNeighbours = 8;
 
@@ -430,8 +432,10 @@ class Mapper {
       // whole), from kMetisSeeds seeds, each made exact; the one that cuts
       // the least edge weight wins. Past the deadline, the first only.
       std::int64_t best_cut = -1;
-      for (int attempt = 0; attempt < 8 * kMetisSeeds && !(attempt > 0 && deadline_.passed());
-           ++attempt) {
+      const int attempts = options_.metis_attempts >= kMetisAttempts
+                               ? kMetisAttempts * kMetisSeeds
+                               : std::max(1, options_.metis_attempts);
+      for (int attempt = 0; attempt < attempts && !(attempt > 0 && deadline_.passed()); ++attempt) {
         const bool recursive = attempt % 2 == 1;
         const bool tight = attempt % 4 >= 2;
         const bool random_matching = attempt % 8 >= 4;

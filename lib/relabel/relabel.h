@@ -29,8 +29,10 @@
 //                 hill-climbing
 // For a traffic graph (the graph pattern, on a 1-D grid of its ranks): auto
 // (brute force for p <= 8, else the best of a quick grouping without METIS,
-// which even a zero budget gets, and graph_map() top-down and bottom-up
-// from 2 seeds up to 4,096 ranks, 1 above, while the budget lasts; refined) and
+// which even a zero budget gets, then while the budget lasts a fast
+// graph_map() (2 METIS calls per split) and full ones top-down and
+// bottom-up from 2 seeds up to 4,096 ranks, 1 above, each begun only if
+// the time left fits it; refined) and
 // multilevel (one seed) map it with graph_map.h; metis keeps METIS's parts
 // in machine order; scotch maps the graph; kl, node-aware and bisect lay
 // out grids and are refused.

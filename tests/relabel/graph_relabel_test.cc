@@ -210,6 +210,43 @@ TEST(GraphRelabelTest, NoBudgetStillGetsTheGrouping) {
   EXPECT_EQ(r.after.graph->levels[1].crossing_pairs, 128);
 }
 
+// With its budget, auto tries the grouping, the fast start, then the full
+// starts, and keeps the best, refined: every candidate is reported, and
+// the answer is no worse than any of them.
+TEST(GraphRelabelTest, AutoReportsEveryStartAndKeepsTheBest) {
+  MachineSpec m = machine_shape(2, 4, 2, 8, RankOrder::kRandom);
+  m.seed = 5;
+  const SyntheticMachine machine = generate_machine(m);
+  const RelabelResult r =
+      relabel(machine.costs, Grid({128}), graph_options(clusters_graph(8, 16), "auto"));
+  EXPECT_FALSE(r.time_limited);
+  std::vector<std::string> names;
+  for (const CandidateRun& c : r.candidates) {
+    names.push_back(c.name);
+    EXPECT_LE(r.after.value.primary, c.objective * (1 + 1e-12)) << c.name;
+  }
+  ASSERT_GE(names.size(), 4u);
+  EXPECT_EQ(names[0], "grouping");
+  EXPECT_EQ(names[1], "graph map (fast)");
+  EXPECT_EQ(names[2], "graph map top-down start 1/2");
+  EXPECT_EQ(names.back(), "refinement");
+}
+
+// One METIS call per split still finds planted clusters (graph_map alone,
+// no refinement).
+TEST(GraphRelabelTest, OneMetisAttemptFindsTheClusters) {
+  MachineSpec m = machine_shape(2, 4, 2, 8, RankOrder::kRandom);
+  m.seed = 7;
+  const SyntheticMachine machine = generate_machine(m);
+  GraphMapOptions options;
+  options.metis_attempts = 1;
+  const Labelling l = graph_map(machine.costs, *clusters_graph(8, 16),
+                                machine_levels(machine.costs), options, Deadline(60));
+  for (const std::set<int>& nodes : nodes_of_clusters(machine.costs, l, 8)) {
+    EXPECT_EQ(nodes.size(), 1u);
+  }
+}
+
 // NPB FT's traffic at 64 ranks, as profiled: heavy pairs (2i, 2i+1), light
 // all-to-all among the even and among the odd ranks. On 2 racks of 2
 // nodes of 16 the best layout splits every heavy pair across the racks and
