@@ -132,6 +132,48 @@ DenseCosts coarse_costs(const Costs& costs, const Grouping& grouping) {
   return DenseCosts(m, std::move(out), DenseCosts::Trusted{});
 }
 
+std::optional<StructuredCosts> structured_coarse_costs(const Costs& costs,
+                                                       const Grouping& grouping) {
+  const auto* structured = dynamic_cast<const StructuredCosts*>(&costs);
+  if (structured == nullptr || grouping.members.empty()) return std::nullopt;
+  const StructuredSpec& fine = structured->spec();
+  // Whether every group lies in one place (by `where`), no two in the same.
+  const auto one_place_each = [&](auto where, int places) {
+    std::vector<char> taken(static_cast<std::size_t>(places), 0);
+    for (const auto& members : grouping.members) {
+      const int place = where(members[0]);
+      for (int item : members) {
+        if (where(item) != place) return false;
+      }
+      if (taken[static_cast<std::size_t>(place)]) return false;
+      taken[static_cast<std::size_t>(place)] = 1;
+    }
+    return true;
+  };
+  const auto node_of = [&](int r) { return structured->location(OldRank(r)).node; };
+  const auto rack_of = [&](int r) { return structured->rack_of(node_of(r)); };
+  StructuredSpec coarse;
+  coarse.cores_per_node = 1;
+  coarse.core_costs = {0.0};  // one group per node: never used
+  coarse.racks = fine.racks;
+  coarse.rack_costs = fine.rack_costs;
+  if (one_place_each(node_of, fine.nodes)) {
+    coarse.nodes = fine.nodes;
+    coarse.node_costs = fine.node_costs;
+    coarse.node_rack = fine.node_rack;
+    for (const auto& members : grouping.members) coarse.ranks.push_back({node_of(members[0]), 0});
+  } else if (fine.node_costs.empty() && one_place_each(rack_of, fine.racks)) {
+    coarse.nodes = static_cast<int>(grouping.members.size());
+    for (const auto& members : grouping.members) {
+      coarse.node_rack.push_back(rack_of(members[0]));
+      coarse.ranks.push_back({static_cast<std::int32_t>(coarse.ranks.size()), 0});
+    }
+  } else {
+    return std::nullopt;
+  }
+  return StructuredCosts(std::move(coarse));
+}
+
 void order_by_core(const StructuredCosts& costs, std::vector<int>& members) {
   std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
     return costs.location(OldRank(a)).core < costs.location(OldRank(b)).core;

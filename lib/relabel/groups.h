@@ -37,6 +37,16 @@ Grouping cluster_items(const Costs& costs, int g, SplitMix64& rng, const Deadlin
 /// the groups are the nodes of a structured machine.
 DenseCosts coarse_costs(const Costs& costs, const Grouping& grouping);
 
+/// The coarse problem of a structured machine, kept structured (O(groups)
+/// memory, where a dense one at 16,384 nodes takes 2 GiB): when every
+/// group lies in one node, no two in the same node (each group becomes a
+/// node of one core), or, with rack costs alone, in one rack, no two in the
+/// same rack (each group a node of its own in that rack). The cost between
+/// two groups is then exactly that between any of their members.
+/// nullopt otherwise.
+std::optional<StructuredCosts> structured_coarse_costs(const Costs& costs,
+                                                       const Grouping& grouping);
+
 /// Sorts ranks of one node by the core they run on (stable), the order in
 /// which a structured machine's nodes pose identical inner problems.
 void order_by_core(const StructuredCosts& costs, std::vector<int>& members);

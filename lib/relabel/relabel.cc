@@ -141,6 +141,11 @@ Labelling round_robin(const Costs& costs, const RelabelOptions& o) {
 
 // Box shapes node-aware evaluates in full for a stencil.
 constexpr std::size_t kStencilBoxes = 8;
+// node_aware() on fibres evaluates every box shape up to this many ranks x
+// shapes (each evaluation is O(p): 0.4 s at a million ranks, where 64-rank
+// nodes in 128x128x64 fit 28 shapes), else this many over p, best by
+// rank_box_shapes() first.
+constexpr double kNodeAwareRankEvaluations = 1 << 22;
 
 // The weight of the messages an inner box of this shape sends out: per
 // offset, the positions whose neighbour by it lies outside the box
@@ -166,6 +171,27 @@ double box_messages_out(const Stencil& stencil, const std::vector<int>& box) {
 // order inside the box); the box shape with the best objective wins (for a
 // stencil, among the kStencilBoxes shapes that send the least out). Nodes
 // of unequal size, or sizes no box fits, fall back to block order.
+// The mean cost between two members of `members`.
+double mean_cost_inside(const Costs& costs, const std::vector<int>& members) {
+  double sum = 0;
+  for (int x : members) {
+    for (int y : members) sum += costs.cost(OldRank(x), OldRank(y));
+  }
+  const double n = static_cast<double>(members.size());
+  return sum / std::max(1.0, n * (n - 1));
+}
+
+// The mean cost between the first members of two groups, over at most
+// kCostSampleGroups groups spread evenly (all of them on 1,024 nodes or
+// fewer, O(1) on a million ranks).
+constexpr std::size_t kCostSampleGroups = 1024;
+double mean_cost_between(const Costs& costs, const std::vector<std::vector<int>>& groups) {
+  const std::size_t step = (groups.size() + kCostSampleGroups - 1) / kCostSampleGroups;
+  std::vector<int> firsts;
+  for (std::size_t g = 0; g < groups.size(); g += step) firsts.push_back(groups[g][0]);
+  return mean_cost_inside(costs, firsts);
+}
+
 Labelling node_aware(const Costs& costs, const Grid& grid, const RelabelOptions& o,
                      const Deadline& deadline) {
   const std::vector<std::vector<int>> nodes = node_members(costs, require_nodes(o, "node-aware"));
@@ -191,6 +217,14 @@ Labelling node_aware(const Costs& costs, const Grid& grid, const RelabelOptions&
     std::vector<std::vector<int>> kept;
     for (std::size_t i = 0; i < kStencilBoxes; ++i) kept.push_back(boxes[ranked[i].second]);
     boxes = std::move(kept);
+  } else if (!o.objective.is_stencil() &&
+             static_cast<double>(grid.size()) * static_cast<double>(boxes.size()) >
+                 kNodeAwareRankEvaluations) {
+    // Fibres on a huge grid: the shapes best by box_estimate's rough cost.
+    boxes = rank_box_shapes(std::move(boxes), grid, o.objective, mean_cost_inside(costs, nodes[0]),
+                            mean_cost_between(costs, nodes));
+    boxes.resize(std::max<std::size_t>(
+        1, static_cast<std::size_t>(kNodeAwareRankEvaluations / grid.size())));
   }
   const Labelling in_order = Labelling::identity(static_cast<int>(size));
   const std::vector<Labelling> inner(nodes.size(), in_order);

@@ -76,6 +76,38 @@ TEST(GroupsTest, CoarseCostsOfGroupsSharingANode) {
   EXPECT_EQ(coarse_costs(c, nodes).cost(OldRank(0), OldRank(1)), 100);
 }
 
+// Groups of whole nodes, of parts of nodes (one per node) and of whole
+// racks keep the machine's structure: the same costs as the dense average,
+// in O(groups) memory. Groups that share a node do not.
+TEST(GroupsTest, StructuredCoarseCostsEqualTheDenseOnes) {
+  MachineSpec m = machine_shape(3, 4, 1, 4, RankOrder::kRandom);
+  m.seed = 11;
+  const SyntheticMachine machine = generate_machine(m);
+  const StructuredCosts& c = machine.costs;
+  std::vector<int> node(48), half(48), rack(48), pairs(48);
+  for (int r = 0; r < 48; ++r) {
+    const RankLocation at = c.location(OldRank(r));
+    node[r] = at.node;
+    half[r] = at.node * 2 + at.core / 2;
+    rack[r] = c.rack_of(at.node);
+  }
+  for (const auto& labels : {node, rack}) {
+    const Grouping g = *grouping_from_labels(labels);
+    const std::optional<StructuredCosts> s = structured_coarse_costs(c, g);
+    ASSERT_TRUE(s.has_value());
+    const DenseCosts d = coarse_costs(c, g);
+    ASSERT_EQ(s->size(), d.size());
+    for (int a = 0; a < d.size(); ++a) {
+      for (int b = 0; b < d.size(); ++b) {
+        EXPECT_EQ(s->cost(OldRank(a), OldRank(b)), d.cost(OldRank(a), OldRank(b))) << a << " " << b;
+      }
+    }
+  }
+  // Half nodes: two groups share each node.
+  EXPECT_FALSE(structured_coarse_costs(c, *grouping_from_labels(half)).has_value());
+  EXPECT_FALSE(structured_coarse_costs(two_pairs(), *grouping_from_labels({0, 0, 1, 1})));
+}
+
 TEST(MultilevelTest, BoxShapesAndComposition) {
   const Grid g({4, 4});
   EXPECT_EQ(box_shapes(4, g), (std::vector<std::vector<int>>{{1, 4}, {2, 2}, {4, 1}}));
