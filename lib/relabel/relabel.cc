@@ -426,18 +426,23 @@ std::vector<std::optional<Labelling>> multilevel_starts(
     say(line);
   };
   std::atomic<bool> ended{false}, skipped{false};
+  const std::function<std::optional<Labelling>(int)> make = [&](int s) -> std::optional<Labelling> {
+    if (s > 0 && (ended || deadline.passed())) {
+      skipped = skipped || !ended;
+      return std::nullopt;
+    }
+    SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
+    Labelling l = multilevel(costs, grid, o.objective, o.levels, deadline, start_rng,
+                             each[static_cast<std::size_t>(s)], say_one);
+    if (ends && ends(l)) ended = true;
+    return l;
+  };
   std::vector<std::optional<Labelling>> out =
-      run_at_once(starts, o.threads, [&](int s) -> std::optional<Labelling> {
-        if (s > 0 && (ended || deadline.passed())) {
-          skipped = skipped || !ended;
-          return std::nullopt;
-        }
-        SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
-        Labelling l = multilevel(costs, grid, o.objective, o.levels, deadline, start_rng,
-                                 each[static_cast<std::size_t>(s)], say_one);
-        if (ends && ends(l)) ended = true;
-        return l;
-      });
+      o.share ? o.share(starts, make) : run_at_once(starts, o.threads, make);
+  if (out.size() != static_cast<std::size_t>(starts)) {
+    throw std::logic_error("RelabelOptions::share returned " + std::to_string(out.size()) +
+                           " results for " + std::to_string(starts) + " starts");
+  }
   for (const SearchStats& e : each) {
     stats.evaluations += e.evaluations;
     stats.moves += e.moves;

@@ -76,6 +76,14 @@ struct RelabelOptions {
   /// same labelling for any count unless the time limit cuts the search
   /// short.
   int threads = 1;
+  /// Where auto's multilevel starts run: given their count n and make(s)
+  /// (start s's labelling, or none when skipped), returns all n results in
+  /// order. Empty: on `threads` threads. relabel_comm() splits them across
+  /// its ranks (share_across() in lib/shape/shape.h); the results are
+  /// weighed in order either way, so a seed gives the same labelling.
+  using Share = std::function<std::vector<std::optional<Labelling>>(
+      int n, const std::function<std::optional<Labelling>(int)>& make)>;
+  Share share;
 };
 
 /// One candidate an auto run tried.

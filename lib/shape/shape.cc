@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -557,11 +559,13 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   // (2) Costs (their options checked and agreed on first).
   const JobCosts costs = checked_costs(comm, options);
 
-  // (3) Every rank searches with its own seed; the best objective wins.
+  // (3) Every rank searches with the same seed, auto's starts split among
+  // them; the best objective wins (they differ only when cut short).
   const double relabel_started = MPI_Wtime();
   RelabelOptions ro;
   ro.algorithm = options.algorithm;
-  ro.seed = options.seed + static_cast<std::uint64_t>(me);
+  ro.seed = options.seed;
+  ro.share = share_across(comm.get());
   ro.time_limit = options.time_limit;
   ro.objective = options.objective;
   // Algorithms that need nodes get them when the source knows them; a dense
@@ -591,7 +595,7 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   agree(comm, capture([&] { labelling = std::make_unique<Labelling>(std::move(old_ranks)); }));
   ShapeReport report;
   report.winner = best.rank;
-  report.winner_seed = options.seed + static_cast<std::uint64_t>(best.rank);
+  report.winner_seed = options.seed;
   int facts[2] = {mine.time_limited ? 1 : 0, 0};
   mpi::check(MPI_Bcast(facts, 2, MPI_INT, best.rank, comm.get()), "MPI_Bcast");
   report.time_limited = facts[0] != 0;
@@ -605,6 +609,50 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
   report.bound = mine.bound;  // the same on every rank: same costs, grid and objective
   report.relabel_seconds = MPI_Wtime() - relabel_started;
   return shape_comm(comm.get(), grid, *labelling, costs, options, std::move(report));
+}
+
+RelabelOptions::Share share_across(MPI_Comm comm) {
+  return [comm](int n, const std::function<std::optional<Labelling>(int)>& make) {
+    int size = 1, me = 0;
+    mpi::check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    mpi::check(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
+    int all = n;
+    mpi::check(MPI_Allreduce(&n, &all, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+    std::vector<std::optional<Labelling>> mine(static_cast<std::size_t>(all));
+    std::exception_ptr error;
+    for (int s = me; s < n; s += size) {
+      try {
+        mine[static_cast<std::size_t>(s)] = make(s);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+    }
+    int failed = error ? 1 : 0, any = 0;
+    mpi::check(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+    if (error) std::rethrow_exception(error);
+    if (any) throw std::runtime_error("a multilevel start failed on another rank");
+    // Each start from its rank: its length (0: none), then its old ranks.
+    std::vector<std::optional<Labelling>> out(static_cast<std::size_t>(n));
+    std::vector<int> perm;
+    for (int s = 0; s < all; ++s) {
+      const int owner = s % size;
+      const std::optional<Labelling>& l = mine[static_cast<std::size_t>(s)];
+      int length = owner == me && l ? l->size() : 0;
+      mpi::check(MPI_Bcast(&length, 1, MPI_INT, owner, comm), "MPI_Bcast");
+      if (length == 0) continue;
+      perm.resize(static_cast<std::size_t>(length));
+      if (owner == me) {
+        for (int x = 0; x < length; ++x) perm[x] = l->old_of(NewRank(x)).value();
+      }
+      mpi::check(MPI_Bcast(perm.data(), length, MPI_INT, owner, comm), "MPI_Bcast");
+      if (s >= n) continue;
+      std::vector<OldRank> old_ranks;
+      old_ranks.reserve(perm.size());
+      for (int v : perm) old_ranks.emplace_back(v);
+      out[static_cast<std::size_t>(s)] = Labelling(std::move(old_ranks));
+    }
+    return out;
+  };
 }
 
 }  // namespace rankshape

@@ -17,8 +17,11 @@
 // the ranks compare fingerprints of them (grid, options, costs), so a rank
 // that passed something else is reported on every rank instead of
 // deadlocking; (2) costs come from the chosen source; (3) every rank runs
-// the relabelling with its own seed (seed + rank) and the best objective
-// wins (lowest rank on ties); (4) the winner's labelling is broadcast and
+// the relabelling with the same seed, auto's multilevel starts split
+// across the ranks (share_across()), so that the labelling is the one a
+// single process finds with that seed unless the time limit cuts the
+// search short; then the best objective wins (lowest rank on ties: ranks
+// differ only when cut short); (4) the winner's labelling is broadcast and
 // every rank checks that it holds the identical labelling; (5) the
 // communicators are split from comm, the shaped one with the grid's
 // cartesian topology attached (MPI_Cart_shift, MPI_Cart_coords,
@@ -42,6 +45,7 @@
 #include "lib/model/labelling.h"
 #include "lib/model/objective.h"
 #include "lib/mpi/communicator.h"
+#include "lib/relabel/relabel.h"
 
 namespace rankshape {
 
@@ -215,6 +219,16 @@ JobCosts job_costs(MPI_Comm comm, const ShapeOptions& options = {});
 ShapedComm shape_comm(MPI_Comm comm, const Grid& grid, const Labelling& labelling,
                       const JobCosts& costs, const ShapeOptions& options = {},
                       ShapeReport report = {});
+
+/// For RelabelOptions::share: auto's multilevel starts split across comm's
+/// ranks (start s on rank s % size), each result then broadcast from its
+/// rank, so every rank returns all of them, as one process would compute
+/// them with the same seed. Collective over comm at every call: every rank
+/// must run the same relabel() (relabel_comm() makes sure), the counts
+/// may differ (a rank whose deadline passed asks for none; the largest
+/// count is run). A start that throws on any rank throws on every rank.
+/// comm must outlive the returned function's use.
+RelabelOptions::Share share_across(MPI_Comm comm);
 
 /// Collective over comm: if any rank's local_error is not empty, throws
 /// std::invalid_argument on every rank, "rank R: message" for the first

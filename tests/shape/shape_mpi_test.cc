@@ -16,6 +16,7 @@
 #include "lib/io/formats.h"
 #include "lib/measure/pingpong.h"
 #include "lib/shape/shape.h"
+#include "lib/synth/irregular.h"
 #include "tests/testing/files.h"
 #include "tests/testing/machines.h"
 #include "tests/testing/world.h"
@@ -192,6 +193,39 @@ TEST(RelabelCommTest, BadArgumentsFailOnEveryRank) {
   }
   EXPECT_THROW(parse_cost_source("guess"), std::invalid_argument);
   EXPECT_EQ(parse_cost_source("hierarchical"), CostSource::kMeasureHierarchical);
+}
+
+// auto's multilevel starts split across the ranks (share_across(), what
+// relabel_comm() does) give the labelling one process finds with the same
+// seed: every start's objective arrives, in order, at every rank count.
+// 64 ranks on a 2x2 torus of 16-rank nodes with noise, ranks scattered:
+// no start reaches the lower bound, so all 4 run (1 to 4 per rank).
+TEST(RelabelCommTest, StartsSplitAcrossRanksGiveOneProcesssLabelling) {
+  IrregularSpec spec;
+  spec.node_ranks = {16, 16, 16, 16};
+  spec.torus = {2, 2};
+  spec.noise = 0.2;
+  spec.order = RankOrder::kRandom;
+  spec.seed = 5;
+  const SyntheticMachine machine = generate_irregular(spec);
+  RelabelOptions o;
+  o.seed = 3;
+  o.time_limit = 600;
+  const RelabelResult alone = relabel(machine.costs, Grid({8, 8}), o);
+  o.share = share_across(MPI_COMM_WORLD);
+  const RelabelResult split = relabel(machine.costs, Grid({8, 8}), o);
+  ASSERT_FALSE(alone.time_limited);
+  ASSERT_FALSE(split.time_limited);
+  EXPECT_EQ(split.labelling, alone.labelling);
+  int starts = 0;
+  ASSERT_EQ(split.candidates.size(), alone.candidates.size());
+  for (std::size_t i = 0; i < alone.candidates.size(); ++i) {
+    EXPECT_EQ(split.candidates[i].name, alone.candidates[i].name);
+    EXPECT_EQ(split.candidates[i].objective, alone.candidates[i].objective)
+        << alone.candidates[i].name;
+    starts += alone.candidates[i].name.rfind("multilevel start", 0) == 0;
+  }
+  EXPECT_EQ(starts, 4);
 }
 
 TEST(RelabelCommTest, MismatchedArgumentsAcrossRanksAreReportedNotDeadlocked) {
