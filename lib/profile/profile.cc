@@ -142,14 +142,14 @@ namespace rp = rankshape::profile;
   extern "C" int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest, int tag, \
                             MPI_Comm comm) {                                                  \
     const int code = PMPI_##Name(buf, count, type, dest, tag, comm);                          \
-    if (counting(code)) record_send(comm, dest, count, type);                                 \
+    if (code == MPI_SUCCESS) record_send(comm, dest, count, type);                            \
     return code;                                                                              \
   }
 #define RANKSHAPE_NONBLOCKING_SEND(Name)                                                      \
   extern "C" int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest, int tag, \
                             MPI_Comm comm, MPI_Request* request) {                            \
     const int code = PMPI_##Name(buf, count, type, dest, tag, comm, request);                 \
-    if (counting(code)) record_send(comm, dest, count, type);                                 \
+    if (code == MPI_SUCCESS) record_send(comm, dest, count, type);                            \
     return code;                                                                              \
   }
 #define RANKSHAPE_PERSISTENT_SEND(Name)                                                       \
@@ -183,7 +183,7 @@ extern "C" int MPI_Sendrecv(const void* send, int send_count, MPI_Datatype send_
                             int source, int recv_tag, MPI_Comm comm, MPI_Status* status) {
   const int code = PMPI_Sendrecv(send, send_count, send_type, dest, send_tag, recv, recv_count,
                                  recv_type, source, recv_tag, comm, status);
-  if (counting(code)) record_send(comm, dest, send_count, send_type);
+  if (code == MPI_SUCCESS) record_send(comm, dest, send_count, send_type);
   return code;
 }
 
@@ -191,7 +191,7 @@ extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int
                                     int source, int recv_tag, MPI_Comm comm, MPI_Status* status) {
   const int code =
       PMPI_Sendrecv_replace(buf, count, type, dest, send_tag, source, recv_tag, comm, status);
-  if (counting(code)) record_send(comm, dest, count, type);
+  if (code == MPI_SUCCESS) record_send(comm, dest, count, type);
   return code;
 }
 

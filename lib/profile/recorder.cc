@@ -12,6 +12,15 @@
 #include "lib/io/traffic.h"
 
 namespace rankshape::profile {
+
+namespace detail {
+LastSend last_send;
+thread_local int forwarding RANKSHAPE_FAST_TLS = 0;
+}  // namespace detail
+
+using detail::forwarding;
+using detail::last_send;
+
 namespace {
 
 struct State {
@@ -62,6 +71,7 @@ int free_translation(MPI_Comm comm, int, void* value, void*) {
     flush(*s);
     last.valid = false;
   }
+  if (last_send.comm == comm) last_send.valid = false;
   delete static_cast<CommInfo*>(value);
   return MPI_SUCCESS;
 }
@@ -164,17 +174,6 @@ void add(State& s, int world_dest, std::int64_t bytes, std::int64_t messages) {
   }
 }
 
-// Every call reads this. In a shared object the default TLS model asks the
-// loader for the address on each access (__tls_get_addr); a preloaded or
-// linked-in profiler is there from the start, so the static TLS block
-// serves (SMPI dlopens programs, so it keeps the default there).
-#ifdef RANKSHAPE_SMPI
-#define RANKSHAPE_FAST_TLS
-#else
-#define RANKSHAPE_FAST_TLS __attribute__((tls_model("initial-exec")))
-#endif
-thread_local int forwarding RANKSHAPE_FAST_TLS = 0;
-
 }  // namespace
 
 std::string output_path() {
@@ -240,12 +239,28 @@ std::vector<int> out_neighbours(MPI_Comm comm) {
   return out;
 }
 
-void record_send(MPI_Comm comm, int dest, int count, MPI_Datatype type) {
+namespace detail {
+void record_new_send(MPI_Comm comm, int dest, int count, MPI_Datatype type) {
+  if (forwarding > 0) return;  // the Fortran entry point counts it
   State* s = state();
   if (s == nullptr || dest < 0) return;  // MPI_PROC_NULL
   const CommInfo* c = describe(*s, comm);
-  if (c != nullptr) add(*s, to_world(*s, *c, dest), bytes_of(count, type), 1);
+  if (c == nullptr) return;
+  const int world = to_world(*s, *c, dest);
+  const std::int64_t bytes = bytes_of(count, type);
+  add(*s, world, bytes, 1);
+  if (s->threads_at_once) return;
+  const bool counted = world >= 0 && world != s->rank;
+  last_send = {true,
+               comm,
+               dest,
+               count,
+               type,
+               bytes,
+               counted ? &s->bytes[world] : nullptr,
+               counted ? &s->messages[world] : nullptr};
 }
+}  // namespace detail
 
 void record_sends(const CommInfo& comm, const Sends& sends) {
   State* s = state();
@@ -288,6 +303,7 @@ void record_keyed(const CollectiveCall& call, std::int64_t bytes, const CommInfo
 
 void forget_datatype(MPI_Datatype type) {
   if (last.valid && last.call.type == type) last.call.count = -1;
+  if (last_send.type == type) last_send.valid = false;
 }
 
 Sends& scratch_sends() {

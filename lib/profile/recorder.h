@@ -8,15 +8,18 @@
 // oneself are not counted. A communicator's description (this process's
 // rank, the size, every rank's world rank) is made once and kept as an
 // attribute of it (dropped with it): a call then asks MPI only for its
-// datatype's size. A collective that repeats the last one (same call,
-// communicator, bytes and root) is only counted, and its sends added later
-// (repeat_last()): it asks MPI nothing. Counting is thread-safe (atomic additions, locked under
+// datatype's size. A point-to-point send with the last one's arguments is
+// counted inline and asks MPI nothing (record_send()); a collective that
+// repeats the last one (same call, communicator, bytes and root) is only
+// counted, and its sends added later (repeat_last()): it asks MPI nothing
+// either. Counting is thread-safe (atomic additions, locked under
 // MPI_THREAD_MULTIPLE only).
 #ifndef RANKSHAPE_LIB_PROFILE_RECORDER_H_
 #define RANKSHAPE_LIB_PROFILE_RECORDER_H_
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,8 +45,57 @@ struct CommInfo {
 /// when MPI cannot describe comm.
 const CommInfo* comm_info(MPI_Comm comm);
 
-/// Counts count elements of type sent to rank dest of comm.
-void record_send(MPI_Comm comm, int dest, int count, MPI_Datatype type);
+// Every call reads `forwarding`. In a shared object the default TLS model
+// asks the loader for the address on each access (__tls_get_addr); a
+// preloaded or linked-in profiler is there from the start, so the static
+// TLS block serves (SMPI dlopens programs, so it keeps the default there).
+#ifdef RANKSHAPE_SMPI
+#define RANKSHAPE_FAST_TLS
+#else
+#define RANKSHAPE_FAST_TLS __attribute__((tls_model("initial-exec")))
+#endif
+
+namespace detail {
+/// The last point-to-point send (below MPI_THREAD_MULTIPLE only): its
+/// arguments as passed and where its counts go, so that a loop of like
+/// sends asks MPI nothing and calls nothing (an 8-byte send between two
+/// ranks takes ~250 ns, both ranks' wrappers are on its path, and the
+/// datatype's size, the state's checks and the communicator's lookup cost
+/// ~20 ns). Forgotten when its communicator or datatype is freed: the
+/// handle may come back as another.
+struct LastSend {
+  bool valid = false;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int dest = -1;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  std::int64_t bytes = 0;
+  std::atomic<std::int64_t>* bytes_to = nullptr;  // null: not counted (oneself)
+  std::atomic<std::int64_t>* messages_to = nullptr;
+};
+extern LastSend last_send;
+/// > 0 while a Fortran entry point forwards (forwarding_from_fortran()).
+extern thread_local int forwarding RANKSHAPE_FAST_TLS;
+void record_new_send(MPI_Comm comm, int dest, int count, MPI_Datatype type);
+}  // namespace detail
+
+/// Counts count elements of type sent to rank dest of comm (not while a
+/// Fortran entry point forwards: that entry point counts it). A repeat of
+/// the last send's arguments is counted here, inline.
+inline void record_send(MPI_Comm comm, int dest, int count, MPI_Datatype type) {
+  detail::LastSend& l = detail::last_send;
+  if (l.valid && l.comm == comm && l.dest == dest && l.count == count && l.type == type &&
+      detail::forwarding == 0) {
+    if (l.bytes_to != nullptr) {
+      l.bytes_to->store(l.bytes_to->load(std::memory_order_relaxed) + l.bytes,
+                        std::memory_order_relaxed);
+      l.messages_to->store(l.messages_to->load(std::memory_order_relaxed) + 1,
+                           std::memory_order_relaxed);
+    }
+    return;
+  }
+  detail::record_new_send(comm, dest, count, type);
+}
 /// Counts a collective's sends from this rank (ranks of comm).
 void record_sends(const CommInfo& comm, const Sends& sends);
 /// What decides a collective's sends from this rank, when its arguments
