@@ -58,6 +58,11 @@ seconds() {
 }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 least() { sort -g | head -1; }
+# table_head HEAD RULE BASELINE_HEAD BASELINE_RULE: a table's first two
+# lines, with the baseline's columns when there is one.
+table_head() {
+  if [ -n "$baseline" ]; then printf '%s%s\n%s%s\n' "$1" "$3" "$2" "$4"; else printf '%s\n%s\n' "$1" "$2"; fi
+}
 # paired A B: the median over rounds of B's time / A's.
 paired() { paste "$1" "$2" | awk '{print $2 / $1}' | median; }
 
@@ -96,14 +101,9 @@ mkdir -p "$out"
   echo "$iters iterations per run, $rounds runs of each, plain and preloaded alternating; seconds."
   echo "paired: the median of each round's profiled / plain."
   echo
-  head="| loop | bytes | plain, median | profiled, median | ratio | plain, least | profiled, least | ratio | paired |"
-  rule="|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-  if [ -n "$baseline" ]; then
-    head+=" baseline, median | ratio | baseline, least | ratio | paired |"
-    rule+="---:|---:|---:|---:|---:|"
-  fi
-  echo "$head"
-  echo "$rule"
+  table_head "| loop | bytes | plain, median | profiled, median | ratio | plain, least | profiled, least | ratio | paired |" \
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|" \
+    " baseline, median | ratio | baseline, least | ratio | paired |" "---:|---:|---:|---:|---:|"
   for one in "${cases[@]}"; do
     set -- $one
     f=$work/$1-$2
@@ -126,14 +126,8 @@ mkdir -p "$out"
   echo "cost; share: that cost over a two-rank iteration (its least time above). At one rank"
   echo "the p2p wrapper skips only the counter update (a send to itself is not traffic)."
   echo
-  head="| loop | bytes | plain, ns/iteration | profiled, ns/iteration | cost, ns | two-rank iteration, ns | share |"
-  rule="|---|---:|---:|---:|---:|---:|---:|"
-  if [ -n "$baseline" ]; then
-    head+=" baseline cost, ns | share |"
-    rule+="---:|---:|"
-  fi
-  echo "$head"
-  echo "$rule"
+  table_head "| loop | bytes | plain, ns/iteration | profiled, ns/iteration | cost, ns | two-rank iteration, ns | share |" \
+    "|---|---:|---:|---:|---:|---:|---:|" " baseline cost, ns | share |" "---:|---:|"
   for one in "${cases[@]}"; do
     set -- $one
     f=$work/one/$1-$2

@@ -607,7 +607,10 @@ Labelling map_graph(const Costs& costs, const RelabelOptions& o, int starts,
   const auto fits = [&] { return !deadline.passed() && deadline.remaining() >= expected; };
   for (int s = 0; s < starts && fits(); ++s, ++done) {
     for (const bool bottom_up : {false, true}) {
-      if (!fits()) break;
+      if (!fits()) {
+        stats.time_limited = true;  // this start's bottom-up half skipped
+        break;
+      }
       GraphMapOptions options;
       options.seed = o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s);
       options.bottom_up = bottom_up;
