@@ -362,8 +362,8 @@ def write_quality_md(a, rows):
 QUICK = OURS + "-quick"
 SHORT_BUDGET = "0.1"
 SHORT = OURS + "-" + SHORT_BUDGET + "s"
-RANKSHAPE_SPEEDS = [OURS, SHORT, QUICK]
 BUDGETS = {OURS: "60", SHORT: SHORT_BUDGET, QUICK: "0"}
+RANKSHAPE_SPEEDS = list(BUDGETS)
 SPEED_INSTANCES = ["mesh2d-1024", "mesh3d-1024", "rgg-1024", "powerlaw-1024"]
 SPEED_MACHINES = [("lvl2", "block"), ("lvl3", "block"), ("lvl3", "scattered")]
 VIEM_PRESETS = ["fast", "eco", "strong"]

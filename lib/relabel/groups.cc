@@ -174,6 +174,15 @@ std::optional<StructuredCosts> structured_coarse_costs(const Costs& costs,
   return StructuredCosts(std::move(coarse));
 }
 
+double mean_cost_inside(const Costs& costs, const std::vector<int>& members) {
+  double sum = 0;
+  for (int x : members) {
+    for (int y : members) sum += costs.cost(OldRank(x), OldRank(y));
+  }
+  const double n = static_cast<double>(members.size());
+  return sum / std::max(1.0, n * (n - 1));
+}
+
 void order_by_core(const StructuredCosts& costs, std::vector<int>& members) {
   std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
     return costs.location(OldRank(a)).core < costs.location(OldRank(b)).core;

@@ -47,6 +47,9 @@ DenseCosts coarse_costs(const Costs& costs, const Grouping& grouping);
 std::optional<StructuredCosts> structured_coarse_costs(const Costs& costs,
                                                        const Grouping& grouping);
 
+/// The mean cost between two different members of `members` (0 for one).
+double mean_cost_inside(const Costs& costs, const std::vector<int>& members);
+
 /// Sorts ranks of one node by the core they run on (stable), the order in
 /// which a structured machine's nodes pose identical inner problems.
 void order_by_core(const StructuredCosts& costs, std::vector<int>& members);

@@ -200,9 +200,10 @@ struct Coarsening {
   std::unique_ptr<const Costs> coarse;  // the groups' costs
 };
 
-// Coarse problems up to this many groups are dense (128 MiB at most):
-// their search reads a matrix row faster than a structured machine's
-// locations (planted-1024 takes 15-20% longer on structured ones).
+// Coarse problems up to this many groups stay dense (128 MiB at most), as
+// they were before structured coarse costs: the structured form is for the
+// sizes a dense matrix holds badly. (Which form searches faster below was
+// not measured cleanly: a first A/B on planted-1024 was within noise.)
 constexpr std::size_t kDenseCoarseMax = 4096;
 
 // The groups' costs: dense up to kDenseCoarseMax groups, above that
@@ -286,18 +287,8 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
     }
   });
   c_out /= std::max(1.0, static_cast<double>(m) * (m - 1));
-  {
-    const auto& first = grouping.members[0];
-    double sum = 0;
-    for (int x : first) {
-      for (int y : first) sum += costs.cost(OldRank(x), OldRank(y));
-    }
-    c_in = sum / std::max(1.0, static_cast<double>(first.size()) * (first.size() - 1));
-  }
-  std::vector<std::pair<double, std::vector<int>>> ranked;
-  for (auto& b : level->boxes) ranked.emplace_back(box_estimate(b, grid, spec, c_in, c_out), b);
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  c_in = mean_cost_inside(costs, grouping.members[0]);
+  std::vector<std::vector<int>> ranked = rank_box_shapes(level->boxes, grid, spec, c_in, c_out);
   // The top level tries several box shapes, and so do small levels right
   // under it (deeper branching would multiply the work at every level).
   const bool try_several = depth == 0 || (depth == 1 && n <= kBranchBelow);
@@ -392,11 +383,11 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
       stats.time_limited = true;
       break;
     }
-    Labelling fine = build(ranked[i].second, compare_effort);
+    Labelling fine = build(ranked[i], compare_effort);
     const ObjectiveValue v = evaluate(costs, grid, fine, spec).value;
     if (progress) {
       progress("multilevel: groups of " + std::to_string(grouping.group_size) + " in box " +
-               Grid(ranked[i].second).to_string() + " (" + std::to_string(i + 1) + "/" +
+               Grid(ranked[i]).to_string() + " (" + std::to_string(i + 1) + "/" +
                std::to_string(ranked.size()) + "): objective " + format_value(v.primary));
     }
     if (!best || improves(v, best_value)) {
@@ -406,7 +397,7 @@ Labelling solve(const Costs& costs, const Grid& grid, const ObjectiveSpec& spec,
     }
   }
   if (compare_effort != effort && !deadline.passed()) {
-    Labelling fine = build(ranked[best_box].second, effort);
+    Labelling fine = build(ranked[best_box], effort);
     if (improves(evaluate(costs, grid, fine, spec).value, best_value)) best = std::move(fine);
   }
 

@@ -147,6 +147,17 @@ constexpr std::size_t kStencilBoxes = 8;
 // rank_box_shapes() first.
 constexpr double kNodeAwareRankEvaluations = 1 << 22;
 
+// The mean cost between the first members of two groups, over at most
+// kCostSampleGroups groups spread evenly (all of them on 1,024 nodes or
+// fewer, O(1) on a million ranks).
+constexpr std::size_t kCostSampleGroups = 1024;
+double mean_cost_between(const Costs& costs, const std::vector<std::vector<int>>& groups) {
+  const std::size_t step = (groups.size() + kCostSampleGroups - 1) / kCostSampleGroups;
+  std::vector<int> firsts;
+  for (std::size_t g = 0; g < groups.size(); g += step) firsts.push_back(groups[g][0]);
+  return mean_cost_inside(costs, firsts);
+}
+
 // The weight of the messages an inner box of this shape sends out: per
 // offset, the positions whose neighbour by it lies outside the box
 // (opposite faces wrap into the box where it spans a periodic dimension).
@@ -171,27 +182,6 @@ double box_messages_out(const Stencil& stencil, const std::vector<int>& box) {
 // order inside the box); the box shape with the best objective wins (for a
 // stencil, among the kStencilBoxes shapes that send the least out). Nodes
 // of unequal size, or sizes no box fits, fall back to block order.
-// The mean cost between two members of `members`.
-double mean_cost_inside(const Costs& costs, const std::vector<int>& members) {
-  double sum = 0;
-  for (int x : members) {
-    for (int y : members) sum += costs.cost(OldRank(x), OldRank(y));
-  }
-  const double n = static_cast<double>(members.size());
-  return sum / std::max(1.0, n * (n - 1));
-}
-
-// The mean cost between the first members of two groups, over at most
-// kCostSampleGroups groups spread evenly (all of them on 1,024 nodes or
-// fewer, O(1) on a million ranks).
-constexpr std::size_t kCostSampleGroups = 1024;
-double mean_cost_between(const Costs& costs, const std::vector<std::vector<int>>& groups) {
-  const std::size_t step = (groups.size() + kCostSampleGroups - 1) / kCostSampleGroups;
-  std::vector<int> firsts;
-  for (std::size_t g = 0; g < groups.size(); g += step) firsts.push_back(groups[g][0]);
-  return mean_cost_inside(costs, firsts);
-}
-
 Labelling node_aware(const Costs& costs, const Grid& grid, const RelabelOptions& o,
                      const Deadline& deadline) {
   const std::vector<std::vector<int>> nodes = node_members(costs, require_nodes(o, "node-aware"));
