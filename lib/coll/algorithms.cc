@@ -14,6 +14,9 @@
 //   binomial reduce: 1->0, 3->2; 2->0; 4->0. Every receiver computes
 //       mine op child: its child holds the next higher ranks, so the result
 //       is x0 op x1 op ... op x4 whatever the op.
+//   chain reduce: 4->3->2->1->0 in segments; 3 sends x3 op x4 of segment i
+//       on while segment i+1 is on its way from 4, so every link carries
+//       the message once (the bandwidth of a chain bcast, reversed).
 //   recursive doubling allreduce (p = 6: 4 active): fold 0->1, 2->3; ranks
 //       1, 3, 4, 5 exchange at distance 1 then 2 (lower rank's partial on
 //       the left); unfold 1->0, 3->2.
@@ -23,6 +26,8 @@
 //   Rabenseifner allreduce (p = 4): fold as above; halving: 0<->2 and
 //       1<->3 swap halves (0 and 1 keep c0,c1), then 0<->1 and 2<->3 swap
 //       quarters, so rank r holds chunk r complete; doubling reverses it.
+//   Rabenseifner reduce (p = 4): the same halving, then a gather: 1->0
+//       {c1}, 3->2 {c3}; 2->0 {c2,c3}; 0 passes the result to the root.
 #include "lib/coll/algorithms.h"
 
 #include <algorithm>
@@ -307,6 +312,65 @@ void binomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_
   }
 }
 
+// The chain runs from the far end (v = p - 1) to its head (v = 0), v
+// relative to `top`: the root for a commutative op, else rank 0, so that
+// each rank combines its own data on the left of the higher ranks' partial
+// result and the head then passes the whole result to the root.
+void chain_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Datatype type,
+                  MPI_Op op, int root, MPI_Comm comm, const Shape& s, std::int64_t segment_bytes) {
+  const Layout l = layout_of(type);
+  const bool is_root = s.me == root;
+  // Only read, and by the far end sent as it is; at() takes void*.
+  void* in = const_cast<void*>(is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer);
+  const int top = commutative(op) ? root : 0;
+  const int v = (s.me - top + s.p) % s.p;
+  const bool has_prev = v + 1 < s.p, has_next = v > 0;
+  const int from = (s.me + 1) % s.p, to = (s.me - 1 + s.p) % s.p;
+  const std::int64_t bytes = segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes;
+  const std::int64_t per_segment = l.size > 0 ? std::max<std::int64_t>(1, bytes / l.size) : count;
+  const std::int64_t segments = (count + per_segment - 1) / per_segment;
+  // Partial results arrive in acc, each segment in its own place, so that
+  // several can be in flight; the far end passes its own data on as it is.
+  TypedBuffer acc(has_prev ? count : 0, l);
+  void* partial = has_prev ? acc.get() : in;
+  auto length = [&](std::int64_t i) {
+    return static_cast<int>(std::min<std::int64_t>(per_segment, count - i * per_segment));
+  };
+  std::array<MPI_Request, 2> receives = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  std::array<MPI_Request, kPendingSends> sends;
+  sends.fill(MPI_REQUEST_NULL);
+  auto post_receive = [&](std::int64_t i) {
+    check(MPI_Irecv(at(partial, i * per_segment, l), length(i), type, from, kTag, comm,
+                    &receives[static_cast<std::size_t>(i % 2)]),
+          "MPI_Irecv");
+  };
+  if (has_prev) post_receive(0);
+  for (std::int64_t i = 0; i < segments; ++i) {
+    if (has_prev) {
+      if (i + 1 < segments) post_receive(i + 1);
+      check(MPI_Wait(&receives[static_cast<std::size_t>(i % 2)], MPI_STATUS_IGNORE), "MPI_Wait");
+      // partial = mine op (the higher ranks' partial).
+      combine(at(in, i * per_segment, l), at(partial, i * per_segment, l), length(i), type, op);
+    }
+    if (has_next) {
+      MPI_Request& slot = sends[static_cast<std::size_t>(i % kPendingSends)];
+      check(MPI_Wait(&slot, MPI_STATUS_IGNORE), "MPI_Wait");
+      check(MPI_Isend(at(partial, i * per_segment, l), length(i), type, to, kTag, comm, &slot),
+            "MPI_Isend");
+    }
+  }
+  check(MPI_Waitall(kPendingSends, sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  if (v == 0) {
+    if (is_root) {
+      copy(partial, recv_buffer, count, type, l);
+    } else {
+      send_to(partial, count, type, root, comm);
+    }
+  } else if (is_root) {
+    receive_from(recv_buffer, count, type, top, comm);
+  }
+}
+
 // ---- allreduce ------------------------------------------------------------
 
 // The non-power-of-two fold: of the first 2 * rem ranks, each even one hands
@@ -399,6 +463,30 @@ void ring_allreduce(void* result, int count, MPI_Datatype type, MPI_Op op, MPI_C
   }
 }
 
+// Recursive halving among the fold's active ranks (a commutative op):
+// this rank keeps the half of [lo, hi) on its side of the partner and adds
+// the partner's copy of it into its own, until active rank a holds chunk a
+// of pof2 reduced in result: returns [lo, hi) = [a, a + 1). scratch holds
+// count elements.
+std::pair<int, int> halve(void* result, void* scratch, int count, MPI_Datatype type, MPI_Op op,
+                          MPI_Comm comm, const Layout& l, const Fold& f) {
+  auto start = [&](int c) { return chunk_start(count, f.pof2, c); };
+  int lo = 0, hi = f.pof2;
+  for (int mask = f.pof2 / 2; mask > 0; mask >>= 1) {
+    const int partner = f.real(f.active ^ mask), mid = (lo + hi) / 2;
+    const bool lower = (f.active & mask) == 0;
+    const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
+    const int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
+    const std::int64_t kept = start(keep_hi) - start(keep_lo);
+    exchange(at(result, start(give_lo), l), start(give_hi) - start(give_lo), partner, scratch, kept,
+             partner, type, comm);
+    combine(scratch, at(result, start(keep_lo), l), kept, type, op);
+    lo = keep_lo;
+    hi = keep_hi;
+  }
+  return {lo, hi};
+}
+
 void rabenseifner_allreduce(void* result, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                             const Shape& s) {
   const Layout l = layout_of(type);
@@ -407,21 +495,7 @@ void rabenseifner_allreduce(void* result, int count, MPI_Datatype type, MPI_Op o
   fold_in(result, a.get(), count, type, op, comm, s, f);
   if (f.active >= 0) {
     auto start = [&](int c) { return chunk_start(count, f.pof2, c); };
-    // Halving: this rank keeps the half of [lo, hi) on its side of the
-    // partner, and adds the partner's copy of it into its own.
-    int lo = 0, hi = f.pof2;
-    for (int mask = f.pof2 / 2; mask > 0; mask >>= 1) {
-      const int partner = f.real(f.active ^ mask), mid = (lo + hi) / 2;
-      const bool lower = (f.active & mask) == 0;
-      const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
-      const int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
-      const std::int64_t kept = start(keep_hi) - start(keep_lo);
-      exchange(at(result, start(give_lo), l), start(give_hi) - start(give_lo), partner, a.get(),
-               kept, partner, type, comm);
-      combine(a.get(), at(result, start(keep_lo), l), kept, type, op);
-      lo = keep_lo;
-      hi = keep_hi;
-    }
+    auto [lo, hi] = halve(result, a.get(), count, type, op, comm, l, f);
     // Doubling: swap whole ranges with the partner, which holds the
     // neighbouring range of the same size.
     for (int mask = 1; mask < f.pof2; mask <<= 1) {
@@ -436,6 +510,47 @@ void rabenseifner_allreduce(void* result, int count, MPI_Datatype type, MPI_Op o
     }
   }
   fold_out(result, count, type, comm, s, f);
+}
+
+// Rabenseifner's reduce (a commutative op): recursive halving as in the
+// allreduce, then the chunks are gathered to active rank 0 by recursive
+// doubling (at distance d, the rank holding [a + d, a + 2d) sends it to
+// a and drops out), which passes the result to the root: every rank sends
+// about 2 (p - 1) / p of the message in all, a tree log2(p) whole ones.
+void rabenseifner_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Datatype type,
+                         MPI_Op op, int root, MPI_Comm comm, const Shape& s) {
+  const Layout l = layout_of(type);
+  const bool is_root = s.me == root;
+  const void* in = is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer;
+  TypedBuffer work(count, l), scratch(count, l);
+  copy(in, work.get(), count, type, l);
+  const Fold f = fold_of(s);
+  fold_in(work.get(), scratch.get(), count, type, op, comm, s, f);
+  if (f.active >= 0) {
+    auto start = [&](int c) { return chunk_start(count, f.pof2, c); };
+    auto [lo, hi] = halve(work.get(), scratch.get(), count, type, op, comm, l, f);
+    for (int mask = 1; mask < f.pof2; mask <<= 1) {
+      if (f.active & mask) {
+        send_to(at(work.get(), start(lo), l), start(hi) - start(lo), type, f.real(f.active ^ mask),
+                comm);
+        break;
+      }
+      const int width = hi - lo;
+      receive_from(at(work.get(), start(hi), l), start(hi + width) - start(hi), type,
+                   f.real(f.active | mask), comm);
+      hi += width;
+    }
+  }
+  const int head = f.real(0);
+  if (s.me == head) {
+    if (is_root) {
+      copy(work.get(), recv_buffer, count, type, l);
+    } else {
+      send_to(work.get(), count, type, root, comm);
+    }
+  } else if (is_root) {
+    receive_from(recv_buffer, count, type, head, comm);
+  }
 }
 
 }  // namespace
@@ -483,9 +598,15 @@ void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int ro
 }
 
 void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
-                  MPI_Op op, int root, MPI_Comm comm) {
-  if (a != Algorithm::kNative && a != Algorithm::kBinomial) not_for(a, "reduce");
+                  MPI_Op op, int root, MPI_Comm comm, std::int64_t segment_bytes) {
+  if (a != Algorithm::kNative && a != Algorithm::kBinomial && a != Algorithm::kChain &&
+      a != Algorithm::kRabenseifner) {
+    not_for(a, "reduce");
+  }
+  if (segment_bytes < 0) throw std::invalid_argument("negative chain segment size");
   const Shape s = shape_of(comm);
+  // Rabenseifner's halving combines out of rank order: binomial instead.
+  if (a == Algorithm::kRabenseifner && !commutative(op)) a = Algorithm::kBinomial;
   if (a == Algorithm::kNative) {
     if (send == MPI_IN_PLACE && s.me == root && root != 0) {
       // MPICH 4.0 crashes on MPI_IN_PLACE at a root other than 0
@@ -502,7 +623,13 @@ void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Data
   }
   check_arguments(count, root, s, "level_reduce");
   if (count == 0) return;
-  binomial_reduce(send, recv, count, type, op, root, comm, s);
+  if (a == Algorithm::kChain) {
+    chain_reduce(send, recv, count, type, op, root, comm, s, segment_bytes);
+  } else if (a == Algorithm::kRabenseifner) {
+    rabenseifner_reduce(send, recv, count, type, op, root, comm, s);
+  } else {
+    binomial_reduce(send, recv, count, type, op, root, comm, s);
+  }
 }
 
 void level_allreduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,

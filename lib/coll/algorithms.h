@@ -10,7 +10,8 @@
 // apply to the collective. comm must be private to the caller: the
 // point-to-point messages use a fixed tag. Reductions combine in rank
 // order, so non-commutative operations are correct, except ring and
-// Rabenseifner, which run the native call for non-commutative operations.
+// Rabenseifner, which run the native call (allreduce) or the binomial tree
+// (reduce) for non-commutative operations.
 #ifndef RANKSHAPE_LIB_COLL_ALGORITHMS_H_
 #define RANKSHAPE_LIB_COLL_ALGORITHMS_H_
 
@@ -26,10 +27,10 @@ enum class Algorithm {
   kNative,
   kBinomial,           // bcast, reduce: binomial tree
   kScatterAllgather,   // bcast: binomial scatter, then ring allgather
-  kChain,              // bcast: pipelined chain of segments
+  kChain,              // bcast, reduce: pipelined chain of segments
   kRecursiveDoubling,  // allreduce
   kRing,               // allreduce: ring reduce-scatter, then ring allgather
-  kRabenseifner,       // allreduce: recursive halving, then recursive doubling
+  kRabenseifner,       // allreduce, reduce: recursive halving, then recursive doubling
 };
 
 /// "native", "binomial", "scatter-allgather", "chain", "recursive-doubling",
@@ -44,9 +45,12 @@ std::optional<Algorithm> algorithm_named(std::string_view name);
 /// (MPI asks only for the same type signature).
 void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                  std::int64_t segment_bytes = 0);
-/// kNative, kBinomial. send may be MPI_IN_PLACE at the root.
+/// kNative, kBinomial, kChain (segment_bytes as for bcast), kRabenseifner
+/// (binomial for a non-commutative op); kChain and kRabenseifner split
+/// the buffer, so every rank must pass the same count and type. send may
+/// be MPI_IN_PLACE at the root.
 void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
-                  MPI_Op op, int root, MPI_Comm comm);
+                  MPI_Op op, int root, MPI_Comm comm, std::int64_t segment_bytes = 0);
 /// kNative, kRecursiveDoubling, kRing, kRabenseifner. send may be
 /// MPI_IN_PLACE.
 void level_allreduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,

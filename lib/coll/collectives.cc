@@ -171,11 +171,11 @@ void bcast_down(const Hierarchy& h, void* data, int count, MPI_Datatype type,
 }
 
 // The algorithm allreduce uses for the broadcast back down level j: the
-// reduction's binomial tree, or native.
+// reduction's binomial tree or chain, or native.
 Config downward(const Config& config) {
   Config down = config;
   for (Algorithm& a : down.levels) {
-    if (a != Algorithm::kBinomial) a = Algorithm::kNative;
+    if (a != Algorithm::kBinomial && a != Algorithm::kChain) a = Algorithm::kNative;
   }
   return down;
 }
@@ -242,7 +242,7 @@ int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op
         const int target = j == h.depth() ? h.rank_in_level(holder, j) : 0;
         const bool receives = level->rank() == target;
         level_reduce(config.level(j), receives ? MPI_IN_PLACE : acc, receives ? acc : nullptr,
-                     count, type, op, target, level->get());
+                     count, type, op, target, level->get(), config.segment_bytes);
         if (!receives) break;  // this rank's part is in
       }
     }
@@ -270,7 +270,7 @@ int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op
       if (!level) break;
       const bool leads = level->rank() == 0;
       level_reduce(config.level(j), leads ? MPI_IN_PLACE : recv, leads ? recv : nullptr, count,
-                   type, op, 0, level->get());
+                   type, op, 0, level->get(), config.segment_bytes);
       if (!leads) break;
     }
     if (const mpi::Communicator* top = h.level(h.depth())) {

@@ -18,10 +18,10 @@ std::vector<Algorithm> level_choices(Collective c, bool top) {
     case Collective::kBcast:
       return {A::kNative, A::kBinomial, A::kScatterAllgather, A::kChain};
     case Collective::kReduce:
-      return {A::kNative, A::kBinomial};
+      return {A::kNative, A::kBinomial, A::kChain, A::kRabenseifner};
     case Collective::kAllreduce:
       if (top) return {A::kNative, A::kRecursiveDoubling, A::kRing, A::kRabenseifner};
-      return {A::kNative, A::kBinomial};
+      return {A::kNative, A::kBinomial, A::kChain};
     default:
       return {A::kNative};
   }

@@ -60,14 +60,20 @@ double gather_cost(int n, double held, const LinkCost& l) {
   return t;
 }
 
-double reduce_cost(A a, int n, double m, const LinkCost& l, double gamma) {
+double reduce_cost(A a, int n, double m, const LinkCost& l, double gamma, double segment = 0) {
   if (n <= 1) return 0;
+  if (a == A::kChain) {
+    const double s = std::min(m, segment > 0 ? segment : 65536.0);
+    const double u = s > 0 ? std::ceil(m / s) : 1;
+    return (n - 1 + u - 1) * (busy(l, s) + s * gamma);
+  }
   const int k = log2_ceil(n);
   const double tree = binomial(n, l, [m](int) { return m; }) + k * m * gamma;
   if (a == A::kBinomial) return tree;
-  // Native also has reduce-scatter then gather (Rabenseifner's reduce).
+  // Reduce-scatter then gather (Rabenseifner's reduce); native has both.
   const double halving =
       k * l.alpha + (n - 1.0) / n * m * (l.loaded() + gamma) + gather_cost(n, m / n, l);
+  if (a == A::kRabenseifner) return halving;
   return std::min(tree, halving);
 }
 
@@ -227,10 +233,10 @@ double hierarchical_cost(Collective c, const Config& config, const Model& model,
         t += bcast_cost(a, n(j), m, l(j), seg);
         break;
       case Collective::kReduce:
-        t += reduce_cost(a, n(j), m, l(j), g);
+        t += reduce_cost(a, n(j), m, l(j), g, seg);
         break;
       case Collective::kAllreduce:
-        t += j < d ? reduce_cost(a, n(j), m, l(j), g) + bcast_cost(a, n(j), m, l(j), 0)
+        t += j < d ? reduce_cost(a, n(j), m, l(j), g, seg) + bcast_cost(a, n(j), m, l(j), seg)
                    : allreduce_cost(a, n(j), m, l(j), g);
         break;
       case Collective::kGather:

@@ -303,17 +303,26 @@ class AlgorithmsTest : public ::testing::Test {
           if (me == root) {
             EXPECT_EQ(mismatch(t, native, expected), "") << "MPI_Reduce " << what;
           }
-          for (Algorithm a : {Algorithm::kNative, Algorithm::kBinomial}) {
+          const std::vector<Variant> variants = {
+              {Algorithm::kNative, 0},       {Algorithm::kBinomial, 0}, {Algorithm::kChain, 0},
+              {Algorithm::kChain, 8},  // several segments in flight at small counts
+              {Algorithm::kRabenseifner, 0},
+          };
+          for (const Variant& v : variants) {
+            if (v.segment_bytes == 8 && count > 2 * p + 1) continue;
+            const Algorithm a = v.algorithm;
             for (bool in_place : in_place_modes(count + root)) {
-              const std::string how =
-                  std::string(algorithm_name(a)) + (in_place ? " in place " : " ") + what;
+              const std::string how = std::string(algorithm_name(a)) + " segment " +
+                                      std::to_string(v.segment_bytes) +
+                                      (in_place ? " in place " : " ") + what;
               const std::vector<T> send = mine;
               std::vector<T> ours(n, sentinel<T>());
               const bool use_in_place = in_place && me == root;
               if (use_in_place) ours = mine;
               // recv is significant at the root only: elsewhere null.
               level_reduce(a, use_in_place ? MPI_IN_PLACE : send.data(),
-                           me == root ? ours.data() : nullptr, count, t.type, o.op, root, comm_);
+                           me == root ? ours.data() : nullptr, count, t.type, o.op, root, comm_,
+                           v.segment_bytes);
               EXPECT_EQ(send, mine) << "send buffer changed: " << how;
               if (me == root) {
                 EXPECT_EQ(mismatch(t, ours, expected), "") << how;
@@ -407,10 +416,12 @@ TEST_F(AlgorithmsTest, RejectsAlgorithmsThatDoNotApply) {
   for (Algorithm a : {Algorithm::kRecursiveDoubling, Algorithm::kRing, Algorithm::kRabenseifner}) {
     EXPECT_THROW(level_bcast(a, &x, 1, MPI_INT, 0, comm_), std::invalid_argument);
   }
-  for (Algorithm a : {Algorithm::kScatterAllgather, Algorithm::kChain,
-                      Algorithm::kRecursiveDoubling, Algorithm::kRing, Algorithm::kRabenseifner}) {
+  for (Algorithm a :
+       {Algorithm::kScatterAllgather, Algorithm::kRecursiveDoubling, Algorithm::kRing}) {
     EXPECT_THROW(level_reduce(a, &x, &y, 1, MPI_INT, MPI_SUM, 0, comm_), std::invalid_argument);
   }
+  EXPECT_THROW(level_reduce(Algorithm::kChain, &x, &y, 1, MPI_INT, MPI_SUM, 0, comm_, -1),
+               std::invalid_argument);
   for (Algorithm a : {Algorithm::kBinomial, Algorithm::kScatterAllgather, Algorithm::kChain}) {
     EXPECT_THROW(level_allreduce(a, &x, &y, 1, MPI_INT, MPI_SUM, comm_), std::invalid_argument);
   }

@@ -4,9 +4,12 @@
 # (--rack-nodes) run merges its entries into the same table, coll_latency's
 # dispatched calls use the table's winners, and bad arguments fail with a
 # message and leave nothing behind.
-#   coll_tools_test.sh LAUNCHER RUN_MPI COLL_TUNE COLL_LATENCY
+#   coll_tools_test.sh LAUNCHER RUN_MPI COLL_TUNE COLL_LATENCY PLATFORM
+#       COLL_SELECTORS_PY COLL_SELECTORS_TEST_PY
+# Also bench/coll_selectors.py on coll_latency's rows, with PLATFORM (a
+# SimGrid cluster) for its link bound, and that script's own tests.
 set -u
-launcher=$1 run_mpi=$2 tune=$3 latency=$4
+launcher=$1 run_mpi=$2 tune=$3 latency=$4 platform=$5 selectors=$6 selectors_test=$7
 dir=$TEST_TMPDIR
 failures=0
 fail() {
@@ -80,6 +83,32 @@ for r in rows:
     if r["mode"] == "rankshape":
         assert r["choice"] == winners[(r["collective"], int(r["bytes"]))], r
 PY
+
+# bench/coll_selectors.py on this run's rows (native as one selector's
+# column, rankshape's), and its own tests.
+mkdir -p "$dir/selectors"
+cp "$platform" "$dir/selectors/platform.xml"
+echo 4 >"$dir/selectors/ranks"
+python3 - "$dir/latency.csv" "$dir/selectors" <<'PY' || fail "splitting latency.csv"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for mode, name in (("native", "ompi"), ("rankshape", "rankshape")):
+    with open(f"{sys.argv[2]}/{name}.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=rows[0].keys())
+        w.writeheader()
+        w.writerows(r for r in rows if r["mode"] == mode)
+PY
+echo "# test" >"$dir/header.md"
+if python3 "$selectors" "$dir/sel.csv" "$dir/sel.md" "$dir/header.md" "ci=$dir/selectors" \
+  >"$dir/sel.log" 2>&1; then
+  # A row per (collective, size), each with a bound: ci-cluster is a cluster.
+  [ "$(grep -c '^ci,' "$dir/sel.csv")" -eq 4 ] || { cat "$dir/sel.csv"; fail "selector table rows"; }
+  grep -q "^| ci | 4 |" "$dir/sel.md" || { cat "$dir/sel.md"; fail "selector summary"; }
+else
+  cat "$dir/sel.log"
+  fail "coll_selectors.py"
+fi
+python3 "$selectors_test" >"$dir/sel_test.log" 2>&1 || { cat "$dir/sel_test.log"; fail "coll_selectors_test.py"; }
 
 # Bad arguments: a message, a non-zero exit, no output file.
 if run 2 "$dir/bad.log" "$tune" --rack-nodes 0 --out "$dir/bad.json"; then

@@ -311,10 +311,10 @@ std::vector<Config> configs_for(Collective c, int depth, int count) {
   if (c == Collective::kBcast) {
     per_level = {{A::kBinomial}, {A::kScatterAllgather}, {A::kChain}};
   } else if (c == Collective::kReduce) {
-    per_level = {{A::kBinomial}};
+    per_level = {{A::kBinomial}, {A::kChain}, {A::kRabenseifner}};
   } else {
     per_level = {{A::kBinomial, A::kRecursiveDoubling},
-                 {A::kNative, A::kRing},
+                 {A::kChain, A::kRing},
                  {A::kBinomial, A::kRabenseifner}};
   }
   std::vector<Config> out;

@@ -53,8 +53,10 @@ TEST(ConfigTest, CandidatesCoverEveryLevelChoiceAndOnlyUsefulPipelines) {
   EXPECT_EQ(candidates(Collective::kBcast, 2, 0).size(), 1u + 64u);
   EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 10).size(), 1u + 64u + 1u);
   EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20).size(), 1u + 64u + 5u);
-  // allreduce: native or binomial below the top, four choices at the top.
-  EXPECT_EQ(candidates(Collective::kAllreduce, 1, 0).size(), 1u + 2u * 4u);
+  // allreduce: native, binomial or chain below the top, four choices at
+  // the top; reduce: four choices per level.
+  EXPECT_EQ(candidates(Collective::kAllreduce, 1, 0).size(), 1u + 3u * 4u);
+  EXPECT_EQ(candidates(Collective::kReduce, 1, 0).size(), 1u + 4u * 4u);
   // gather: native or hierarchical (native levels) only.
   EXPECT_EQ(candidates(Collective::kGather, 2, 1 << 20).size(), 2u);
   EXPECT_EQ(candidates(Collective::kBarrier, 0, 0).size(), 1u);
@@ -192,6 +194,20 @@ TEST(ModelTest, PipelinesPayTheSlowestStagePerExtraSegment) {
   // beats the unpipelined levels.
   EXPECT_LT(choose(Collective::kBcast, m, bytes).predicted,
             0.7 * predict(Collective::kBcast, plain, m, bytes));
+}
+
+TEST(ModelTest, ChainReducePaysEachLinkOnceButEveryHop) {
+  // Unpipelined levels (SMPI): at 16 MiB the chain's segments cross each
+  // top-level link once, where the tree sends the whole message log2(16)
+  // times; at 4 B it pays 15 hops of latency against the tree's 4.
+  Model m = two_levels();
+  m.pipelines = false;
+  const Config tree = *Config::parse("hierarchical levels=binomial,binomial");
+  const Config chain = *Config::parse("hierarchical levels=binomial,chain");
+  EXPECT_LT(predict(Collective::kReduce, chain, m, 16 << 20),
+            0.5 * predict(Collective::kReduce, tree, m, 16 << 20));
+  EXPECT_GT(predict(Collective::kReduce, chain, m, 4),
+            3 * predict(Collective::kReduce, tree, m, 4));
 }
 
 TEST(TableTest, RoundTripsAndLooksUpTheNearestSize) {

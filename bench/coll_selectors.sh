@@ -1,0 +1,160 @@
+#!/bin/bash
+# rankshape's collectives against every SimGrid SMPI built-in selector
+# (ompi, mpich, mvapich2, impi) on simulated 2- and 3-level machines, with
+# each platform's link bound (bench/coll_selectors.py says how it is
+# computed). Deterministic: simulated time, no computation simulated, so
+# neither the built-ins' reductions nor rankshape's cost time.
+#   bench/coll_selectors.sh [--runs "PLATFORM:LAYOUT:RANKS ..."]
+#       [--collectives LIST] [--sizes LIST] [--candidates N] [--out DIR]
+#       [--reuse-builtins DIR] [--jobs N]
+# LAYOUT: block (data/platforms/PLATFORM.hostfile: node by node) or rr
+# (PLATFORM-rr.hostfile: ranks dealt round-robin over the nodes). Per run,
+# each selector's native collectives (coll_latency --modes native), then
+# coll_tune's table for rankshape (under the ompi selector, which is also
+# what rankshape falls back to) and rankshape's dispatched choice
+# (coll_latency --modes rankshape). Writes DIR/coll_selectors.{csv,md}
+# (default bench/results) and the raw outputs under DIR/coll_selectors/.
+# --jobs N (default 2): runs simulated at once, one core each.
+# --reuse-builtins DIR takes the selectors' columns from an earlier run's
+# raw outputs (DIR/coll_selectors/RUN/SELECTOR.csv) where they hold every
+# collective and size asked for: they do not depend on rankshape's code,
+# and the simulation is deterministic.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="lvl2-node32-core8:block:256 lvl2-node32-core8:rr:256 lvl3-rack4-node8-core8:block:256"
+collectives=bcast,reduce,allreduce
+sizes=8,1024,65536,1048576,4194304
+candidates=8
+jobs=2
+out=bench/results
+reuse=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --runs) runs=$2; shift 2 ;;
+    --collectives) collectives=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --candidates) candidates=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --reuse-builtins) reuse=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    *) echo "coll_selectors.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+for tool in smpirun python3; do
+  command -v "$tool" >/dev/null || { echo "coll_selectors.sh: needs $tool (tools/install-deps)" >&2; exit 1; }
+done
+for spec in $runs; do
+  IFS=: read -r name layout np <<<"$spec"
+  case $layout in
+    block) hostfile=data/platforms/$name.hostfile ;;
+    rr) hostfile=data/platforms/$name-rr.hostfile ;;
+    *) echo "coll_selectors.sh: layout '$layout' in '$spec' is not block or rr" >&2; exit 2 ;;
+  esac
+  for f in "data/platforms/$name.xml" "$hostfile"; do
+    [ -f "$f" ] || { echo "coll_selectors.sh: no $f (run '$spec')" >&2; exit 2; }
+  done
+  [[ $np =~ ^[0-9]+$ ]] || { echo "coll_selectors.sh: ranks '$np' in '$spec' is not a number" >&2; exit 2; }
+done
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "coll_selectors.sh: --jobs '$jobs' is not a positive number" >&2; exit 2; }
+bazel build --config=smpi --noshow_progress //cmd:coll_tune //bench:coll_latency
+bin=$(bazel info --config=smpi bazel-bin 2>/dev/null)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Copies: a later build in this tree must not change them during the runs.
+cp "$bin/cmd/coll_tune" "$bin/bench/coll_latency" "$work/"
+start=$(date +%s)
+
+smpi() {  # PLATFORM HOSTFILE RANKS SELECTOR LOG ARGS...
+  local platform=$1 hostfile=$2 np=$3 selector=$4 log=$5
+  shift 5
+  smpirun -np "$np" -platform "$platform" -hostfile "$hostfile" --cfg=smpi/host-speed:1Gf \
+    --cfg=smpi/coll-selector:"$selector" --cfg=smpi/simulate-computation:no \
+    --log=root.thresh:warning --log=smpi_config.thresh:warning "$@" >"$log" 2>&1 ||
+    { tail -n 30 "$log" >&2; echo "coll_selectors.sh: failed: $selector $*" >&2; exit 1; }
+  if grep -q "Deadlock detected" "$log"; then
+    tail -n 30 "$log" >&2
+    echo "coll_selectors.sh: deadlock: $selector $*" >&2
+    exit 1
+  fi
+}
+
+one_run() {  # SPEC: the selectors, then rankshape, into $work/NAME-LAYOUT-RANKS
+  local spec=$1 name layout np hostfile dir limit selector saved
+  IFS=: read -r name layout np <<<"$spec"
+  hostfile=data/platforms/$name.hostfile
+  [ "$layout" = rr ] && hostfile=data/platforms/$name-rr.hostfile
+  dir=$work/$name-$layout-$np
+  mkdir -p "$dir"
+  cp "data/platforms/$name.xml" "$dir/platform.xml"
+  echo "$np" >"$dir/ranks"
+  # Every simulated rank's buffers are real memory: 4 GiB per run.
+  limit=$((4096 / np))
+  local common=(--collectives "$collectives" --sizes "$sizes" --reps 3 --min-reps 3 --warmup 1
+    --max-buffer-mib "$limit")
+  for selector in ompi mpich mvapich2 impi; do
+    saved=$reuse/coll_selectors/$name-$layout-$np/$selector.csv
+    if [ -n "$reuse" ] && [ -f "$saved" ] && python3 - "$saved" "$collectives" "$sizes" <<'PY'; then
+import csv, sys
+have = {(r["collective"], r["bytes"]) for r in csv.DictReader(open(sys.argv[1]))}
+want = {(c, b) for c in sys.argv[2].split(",") for b in sys.argv[3].split(",")}
+sys.exit(0 if want <= have else 1)
+PY
+      echo "coll_selectors.sh: $spec: $selector: reusing $saved"
+      cp "$saved" "$dir/$selector.csv"
+      continue
+    fi
+    echo "coll_selectors.sh: $spec: $selector"
+    smpi "data/platforms/$name.xml" "$hostfile" "$np" "$selector" "$dir/$selector.log" \
+      "$work/coll_latency" --out "$dir/$selector.csv" --modes native --label "$selector" "${common[@]}"
+  done
+  echo "coll_selectors.sh: $spec: rankshape (coll_tune, then coll_latency)"
+  smpi "data/platforms/$name.xml" "$hostfile" "$np" ompi "$dir/tune.log" "$work/coll_tune" \
+    --out "$dir/table.json" --report "$dir/report.csv" --collectives "$collectives" \
+    --sizes "$sizes" --reps 3 --warmup 1 --candidates "$candidates" --max-buffer-mib "$limit"
+  RANKSHAPE_COLL_TABLE=$dir/table.json smpi "data/platforms/$name.xml" "$hostfile" "$np" ompi \
+    "$dir/rankshape.log" "$work/coll_latency" --out "$dir/rankshape.csv" --modes rankshape \
+    --label rankshape "${common[@]}"
+  touch "$dir/done"
+}
+
+# Up to --jobs runs at once (each simulation runs on one core).
+reports=()
+for spec in $runs; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  one_run "$spec" &
+  IFS=: read -r name layout np <<<"$spec"
+  reports+=("$name, $layout placement, $np ranks=$work/$name-$layout-$np")
+done
+wait
+for spec in $runs; do
+  IFS=: read -r name layout np <<<"$spec"
+  [ -f "$work/$name-$layout-$np/done" ] || { echo "coll_selectors.sh: run '$spec' failed" >&2; exit 1; }
+done
+elapsed=$(($(date +%s) - start))
+{
+  echo "# Collectives against every SMPI built-in selector"
+  echo
+  echo "\`bench/coll_selectors.sh --runs \"$runs\" --collectives $collectives --sizes $sizes"
+  echo "--candidates $candidates\` ($(date -u +%Y-%m-%d), $elapsed s of real time on this"
+  echo "2-core machine). SimGrid SMPI $(smpirun -version 2>/dev/null | head -n 1 | grep -o '[0-9][0-9.]*' | head -n 1),"
+  echo "default network model, no computation simulated: times are simulated and"
+  echo "deterministic, and no reduction costs time (neither the built-ins' nor rankshape's)."
+  echo "Each built-in selector's native collectives; rankshape: \`dispatch.h\` with"
+  echo "the table \`coll_tune\` wrote just before on the same run (its fallback is the"
+  echo "\`ompi\` selector's native call). Times: median of 3 repetitions (after 1"
+  echo "warm-up) of the slowest rank. Bytes: per message. The link bound:"
+  echo "\`bench/coll_selectors.py\`; \"% of bound\" is bound / time."
+  [ -z "$reuse" ] || echo "Selector columns found in \`$reuse\` were reused (\`--reuse-builtins\`)."
+  echo
+} >"$work/header.md"
+mkdir -p "$out"
+python3 bench/coll_selectors.py "$work/coll_selectors.csv" "$work/coll_selectors.md" \
+  "$work/header.md" "${reports[@]}"
+rm -rf "$out/coll_selectors"
+mkdir -p "$out/coll_selectors"
+for spec in $runs; do
+  IFS=: read -r name layout np <<<"$spec"
+  cp -r "$work/$name-$layout-$np" "$out/coll_selectors/"
+done
+mv "$work/coll_selectors.csv" "$work/coll_selectors.md" "$out/"
+echo "wrote $out/coll_selectors.csv and $out/coll_selectors.md ($elapsed s)"
