@@ -6,7 +6,7 @@
 # neither the built-ins' reductions nor rankshape's cost time.
 #   bench/coll_selectors.sh [--runs "PLATFORM:LAYOUT:RANKS ..."]
 #       [--collectives LIST] [--sizes LIST] [--candidates N] [--out DIR]
-#       [--reuse-builtins DIR] [--jobs N]
+#       [--reuse-builtins DIR] [--jobs N] [--no-tune]
 # LAYOUT: block (data/platforms/PLATFORM.hostfile: node by node) or rr
 # (PLATFORM-rr.hostfile: ranks dealt round-robin over the nodes). Per run,
 # each selector's native collectives (coll_latency --modes native), then
@@ -15,6 +15,9 @@
 # (coll_latency --modes rankshape). Writes DIR/coll_selectors.{csv,md}
 # (default bench/results) and the raw outputs under DIR/coll_selectors/.
 # --jobs N (default 2): runs simulated at once, one core each.
+# --no-tune: no coll_tune; rankshape takes its cost model's choices (what a
+# program gets without a table). coll_tune measures every candidate at
+# every size, more than 30 CPU minutes a run at 256 ranks up to 4 MiB.
 # --reuse-builtins DIR takes the selectors' columns from an earlier run's
 # raw outputs (DIR/coll_selectors/RUN/SELECTOR.csv) where they hold every
 # collective and size asked for: they do not depend on rankshape's code,
@@ -25,6 +28,7 @@ runs="lvl2-node32-core8:block:256 lvl2-node32-core8:rr:256 lvl3-rack4-node8-core
 collectives=bcast,reduce,allreduce
 sizes=8,1024,65536,1048576,4194304
 candidates=8
+tune=1
 jobs=2
 out=bench/results
 reuse=
@@ -37,6 +41,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --reuse-builtins) reuse=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --no-tune) tune=0; shift ;;
     *) echo "coll_selectors.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -107,13 +112,19 @@ PY
     smpi "data/platforms/$name.xml" "$hostfile" "$np" "$selector" "$dir/$selector.log" \
       "$work/coll_latency" --out "$dir/$selector.csv" --modes native --label "$selector" "${common[@]}"
   done
-  echo "coll_selectors.sh: $spec: rankshape (coll_tune, then coll_latency)"
-  smpi "data/platforms/$name.xml" "$hostfile" "$np" ompi "$dir/tune.log" "$work/coll_tune" \
-    --out "$dir/table.json" --report "$dir/report.csv" --collectives "$collectives" \
-    --sizes "$sizes" --reps 3 --warmup 1 --candidates "$candidates" --max-buffer-mib "$limit"
-  RANKSHAPE_COLL_TABLE=$dir/table.json smpi "data/platforms/$name.xml" "$hostfile" "$np" ompi \
-    "$dir/rankshape.log" "$work/coll_latency" --out "$dir/rankshape.csv" --modes rankshape \
-    --label rankshape "${common[@]}"
+  if [ "$tune" -eq 1 ]; then
+    echo "coll_selectors.sh: $spec: rankshape (coll_tune, then coll_latency)"
+    smpi "data/platforms/$name.xml" "$hostfile" "$np" ompi "$dir/tune.log" "$work/coll_tune" \
+      --out "$dir/table.json" --report "$dir/report.csv" --collectives "$collectives" \
+      --sizes "$sizes" --reps 3 --warmup 1 --candidates "$candidates" --max-buffer-mib "$limit"
+    export RANKSHAPE_COLL_TABLE=$dir/table.json
+  else
+    echo "coll_selectors.sh: $spec: rankshape (coll_latency: the cost model's choices)"
+    unset RANKSHAPE_COLL_TABLE
+  fi
+  smpi "data/platforms/$name.xml" "$hostfile" "$np" ompi "$dir/rankshape.log" \
+    "$work/coll_latency" --out "$dir/rankshape.csv" --modes rankshape --label rankshape \
+    "${common[@]}"
   touch "$dir/done"
 }
 
@@ -129,18 +140,25 @@ wait
 for spec in $runs; do
   IFS=: read -r name layout np <<<"$spec"
   [ -f "$work/$name-$layout-$np/done" ] || { echo "coll_selectors.sh: run '$spec' failed" >&2; exit 1; }
+  rm "$work/$name-$layout-$np/done"
 done
 elapsed=$(($(date +%s) - start))
 {
   echo "# Collectives against every SMPI built-in selector"
   echo
+  if [ "$tune" -eq 1 ]; then how="--candidates $candidates"; else how=--no-tune; fi
   echo "\`bench/coll_selectors.sh --runs \"$runs\" --collectives $collectives --sizes $sizes"
-  echo "--candidates $candidates\` ($(date -u +%Y-%m-%d), $elapsed s of real time on this"
+  echo "$how\` ($(date -u +%Y-%m-%d), $elapsed s of real time on this"
   echo "2-core machine). SimGrid SMPI $(smpirun -version 2>/dev/null | head -n 1 | grep -o '[0-9][0-9.]*' | head -n 1),"
   echo "default network model, no computation simulated: times are simulated and"
   echo "deterministic, and no reduction costs time (neither the built-ins' nor rankshape's)."
-  echo "Each built-in selector's native collectives; rankshape: \`dispatch.h\` with"
-  echo "the table \`coll_tune\` wrote just before on the same run (its fallback is the"
+  if [ "$tune" -eq 1 ]; then
+    echo "Each built-in selector's native collectives; rankshape: \`dispatch.h\` with"
+    echo "the table \`coll_tune\` wrote just before on the same run (its fallback is the"
+  else
+    echo "Each built-in selector's native collectives; rankshape: \`dispatch.h\` without"
+    echo "a table, the cost model's choice from its own calibration (its fallback is the"
+  fi
   echo "\`ompi\` selector's native call). Times: median of 3 repetitions (after 1"
   echo "warm-up) of the slowest rank. Bytes: per message. The link bound:"
   echo "\`bench/coll_selectors.py\`; \"% of bound\" is bound / time."
