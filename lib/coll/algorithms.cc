@@ -224,41 +224,53 @@ void scatter_allgather_bcast(void* buffer, int count, MPI_Datatype type, int roo
   }
 }
 
-void chain_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
-                 const Shape& s, std::int64_t segment_bytes) {
+// One rank's part of a chain that moves count elements of buffer segment
+// by segment from rank `from` to rank `to` (-1: none): segment i arrives in
+// place, arrived(first element, length) runs on it, and it goes on to
+// `to`. Two receives are posted at once (segments i and i + 1), up to
+// kPendingSends sends are in flight.
+template <typename Arrived>
+void run_chain(void* buffer, int count, MPI_Datatype type, int from, int to, MPI_Comm comm,
+               std::int64_t segment_bytes, Arrived arrived) {
   const Layout l = layout_of(type);
-  const int v = (s.me - root + s.p) % s.p;
   const std::int64_t bytes = segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes;
   const std::int64_t per_segment = l.size > 0 ? std::max<std::int64_t>(1, bytes / l.size) : count;
   const std::int64_t segments = (count + per_segment - 1) / per_segment;
-  const bool has_prev = v > 0, has_next = v + 1 < s.p;
-  const int prev = (s.me - 1 + s.p) % s.p, next = (s.me + 1) % s.p;
-  auto first = [&](std::int64_t i) { return at(buffer, i * per_segment, l); };
+  auto first = [&](std::int64_t i) { return i * per_segment; };
   auto length = [&](std::int64_t i) {
     return static_cast<int>(std::min<std::int64_t>(per_segment, count - i * per_segment));
   };
-  // Two receives posted (segments i and i + 1), up to kPendingSends sends.
   std::array<MPI_Request, 2> receives = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   std::array<MPI_Request, kPendingSends> sends;
   sends.fill(MPI_REQUEST_NULL);
   auto post_receive = [&](std::int64_t i) {
-    check(MPI_Irecv(first(i), length(i), type, prev, kTag, comm,
+    check(MPI_Irecv(at(buffer, first(i), l), length(i), type, from, kTag, comm,
                     &receives[static_cast<std::size_t>(i % 2)]),
           "MPI_Irecv");
   };
-  if (has_prev) post_receive(0);
+  if (from >= 0) post_receive(0);
   for (std::int64_t i = 0; i < segments; ++i) {
-    if (has_prev) {
+    if (from >= 0) {
       if (i + 1 < segments) post_receive(i + 1);
       check(MPI_Wait(&receives[static_cast<std::size_t>(i % 2)], MPI_STATUS_IGNORE), "MPI_Wait");
+      arrived(first(i), length(i));
     }
-    if (has_next) {
+    if (to >= 0) {
       MPI_Request& slot = sends[static_cast<std::size_t>(i % kPendingSends)];
       check(MPI_Wait(&slot, MPI_STATUS_IGNORE), "MPI_Wait");
-      check(MPI_Isend(first(i), length(i), type, next, kTag, comm, &slot), "MPI_Isend");
+      check(MPI_Isend(at(buffer, first(i), l), length(i), type, to, kTag, comm, &slot),
+            "MPI_Isend");
     }
   }
   check(MPI_Waitall(kPendingSends, sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+}
+
+void chain_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                 const Shape& s, std::int64_t segment_bytes) {
+  const int v = (s.me - root + s.p) % s.p;
+  const int prev = v > 0 ? (s.me - 1 + s.p) % s.p : -1;
+  const int next = v + 1 < s.p ? (s.me + 1) % s.p : -1;
+  run_chain(buffer, count, type, prev, next, comm, segment_bytes, [](std::int64_t, int) {});
 }
 
 // ---- reduce ---------------------------------------------------------------
@@ -324,42 +336,15 @@ void chain_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Dat
   void* in = const_cast<void*>(is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer);
   const int top = commutative(op) ? root : 0;
   const int v = (s.me - top + s.p) % s.p;
-  const bool has_prev = v + 1 < s.p, has_next = v > 0;
-  const int from = (s.me + 1) % s.p, to = (s.me - 1 + s.p) % s.p;
-  const std::int64_t bytes = segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes;
-  const std::int64_t per_segment = l.size > 0 ? std::max<std::int64_t>(1, bytes / l.size) : count;
-  const std::int64_t segments = (count + per_segment - 1) / per_segment;
-  // Partial results arrive in acc, each segment in its own place, so that
-  // several can be in flight; the far end passes its own data on as it is.
-  TypedBuffer acc(has_prev ? count : 0, l);
-  void* partial = has_prev ? acc.get() : in;
-  auto length = [&](std::int64_t i) {
-    return static_cast<int>(std::min<std::int64_t>(per_segment, count - i * per_segment));
-  };
-  std::array<MPI_Request, 2> receives = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  std::array<MPI_Request, kPendingSends> sends;
-  sends.fill(MPI_REQUEST_NULL);
-  auto post_receive = [&](std::int64_t i) {
-    check(MPI_Irecv(at(partial, i * per_segment, l), length(i), type, from, kTag, comm,
-                    &receives[static_cast<std::size_t>(i % 2)]),
-          "MPI_Irecv");
-  };
-  if (has_prev) post_receive(0);
-  for (std::int64_t i = 0; i < segments; ++i) {
-    if (has_prev) {
-      if (i + 1 < segments) post_receive(i + 1);
-      check(MPI_Wait(&receives[static_cast<std::size_t>(i % 2)], MPI_STATUS_IGNORE), "MPI_Wait");
-      // partial = mine op (the higher ranks' partial).
-      combine(at(in, i * per_segment, l), at(partial, i * per_segment, l), length(i), type, op);
-    }
-    if (has_next) {
-      MPI_Request& slot = sends[static_cast<std::size_t>(i % kPendingSends)];
-      check(MPI_Wait(&slot, MPI_STATUS_IGNORE), "MPI_Wait");
-      check(MPI_Isend(at(partial, i * per_segment, l), length(i), type, to, kTag, comm, &slot),
-            "MPI_Isend");
-    }
-  }
-  check(MPI_Waitall(kPendingSends, sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  const int from = v + 1 < s.p ? (s.me + 1) % s.p : -1;
+  const int to = v > 0 ? (s.me - 1 + s.p) % s.p : -1;
+  // The higher ranks' partial results arrive in acc, each segment in its
+  // own place, and leave with this rank's part combined on the left.
+  TypedBuffer acc(from >= 0 ? count : 0, l);
+  void* partial = from >= 0 ? acc.get() : in;
+  run_chain(partial, count, type, from, to, comm, segment_bytes, [&](std::int64_t first, int n) {
+    combine(at(in, first, l), at(partial, first, l), n, type, op);
+  });
   if (v == 0) {
     if (is_root) {
       copy(partial, recv_buffer, count, type, l);
