@@ -275,6 +275,21 @@ void chain_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm 
 
 // ---- reduce ---------------------------------------------------------------
 
+// The end of a reduce: `head` holds the result in `result` and passes it
+// to the root (into recv), unless it is the root.
+void hand_to_root(const void* result, void* recv, int count, MPI_Datatype type, const Layout& l,
+                  bool is_head, bool is_root, int head, int root, MPI_Comm comm) {
+  if (is_head) {
+    if (is_root) {
+      copy(result, recv, count, type, l);
+    } else {
+      send_to(result, count, type, root, comm);
+    }
+  } else if (is_root) {
+    receive_from(recv, count, type, head, comm);
+  }
+}
+
 void binomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Datatype type,
                      MPI_Op op, int root, MPI_Comm comm, const Shape& s) {
   const Layout l = layout_of(type);
@@ -313,15 +328,7 @@ void binomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_
       partial = acc;
     }
   }
-  if (v == 0) {
-    if (is_root) {
-      copy(partial, recv_buffer, count, type, l);
-    } else {
-      send_to(partial, count, type, root, comm);
-    }
-  } else if (is_root) {
-    receive_from(recv_buffer, count, type, top, comm);
-  }
+  hand_to_root(partial, recv_buffer, count, type, l, s.me == top, is_root, top, root, comm);
 }
 
 // The chain runs from the far end (v = p - 1) to its head (v = 0), v
@@ -345,15 +352,7 @@ void chain_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Dat
   run_chain(partial, count, type, from, to, comm, segment_bytes, [&](std::int64_t first, int n) {
     combine(at(in, first, l), at(partial, first, l), n, type, op);
   });
-  if (v == 0) {
-    if (is_root) {
-      copy(partial, recv_buffer, count, type, l);
-    } else {
-      send_to(partial, count, type, root, comm);
-    }
-  } else if (is_root) {
-    receive_from(recv_buffer, count, type, top, comm);
-  }
+  hand_to_root(partial, recv_buffer, count, type, l, s.me == top, is_root, top, root, comm);
 }
 
 // ---- allreduce ------------------------------------------------------------
@@ -527,15 +526,7 @@ void rabenseifner_reduce(const void* send_buffer, void* recv_buffer, int count, 
     }
   }
   const int head = f.real(0);
-  if (s.me == head) {
-    if (is_root) {
-      copy(work.get(), recv_buffer, count, type, l);
-    } else {
-      send_to(work.get(), count, type, root, comm);
-    }
-  } else if (is_root) {
-    receive_from(recv_buffer, count, type, head, comm);
-  }
+  hand_to_root(work.get(), recv_buffer, count, type, l, s.me == head, is_root, head, root, comm);
 }
 
 }  // namespace
