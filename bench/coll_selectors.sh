@@ -8,7 +8,9 @@
 #       [--collectives LIST] [--sizes LIST] [--candidates N] [--out DIR]
 #       [--reuse-builtins DIR] [--jobs N] [--no-tune]
 # LAYOUT: block (data/platforms/PLATFORM.hostfile: node by node) or rr
-# (PLATFORM-rr.hostfile: ranks dealt round-robin over the nodes). Per run,
+# (PLATFORM-rr.hostfile: ranks dealt round-robin over the nodes); fewer
+# ranks than the hostfile has slots leave the last node short (250 of 256:
+# 2 on the last node, and not a power of two). Per run,
 # each selector's native collectives (coll_latency --modes native), then
 # coll_tune's table for rankshape (under the ompi selector, which is also
 # what rankshape falls back to) and rankshape's dispatched choice
@@ -24,7 +26,8 @@
 # and the simulation is deterministic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs="lvl2-node32-core8:block:256 lvl2-node32-core8:rr:256 lvl3-rack4-node8-core8:block:256"
+runs="lvl2-node32-core8:block:256 lvl2-node32-core8:rr:256 lvl3-rack4-node8-core8:block:256
+lvl2-node32-core8:block:250"
 collectives=bcast,reduce,allreduce
 sizes=8,1024,65536,1048576,4194304
 candidates=8
@@ -147,7 +150,7 @@ elapsed=$(($(date +%s) - start))
   echo "# Collectives against every SMPI built-in selector"
   echo
   if [ "$tune" -eq 1 ]; then how="--candidates $candidates"; else how=--no-tune; fi
-  echo "\`bench/coll_selectors.sh --runs \"$runs\" --collectives $collectives --sizes $sizes"
+  echo "\`bench/coll_selectors.sh --runs \"${runs//$'\n'/ }\" --collectives $collectives --sizes $sizes"
   echo "$how\` ($(date -u +%Y-%m-%d), $elapsed s of real time on this"
   echo "2-core machine). SimGrid SMPI $(smpirun -version 2>/dev/null | head -n 1 | grep -o '[0-9][0-9.]*' | head -n 1),"
   echo "default network model, no computation simulated: times are simulated and"
