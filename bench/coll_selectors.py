@@ -31,6 +31,8 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
+from coll_report import size_name
+
 SELECTORS = ["ompi", "mpich", "mvapich2", "impi"]
 GOAL_SLOWDOWN = 1.05
 BIG = 64 << 10  # below, latency (left out of the bound) dominates: no bound shown
@@ -123,13 +125,6 @@ def read_run(directory):
     return rows
 
 
-def size_text(b):
-    for unit, shift in (("MiB", 20), ("KiB", 10)):
-        if b >= 1 << shift and b % (1 << shift) == 0:
-            return f"{b >> shift} {unit}"
-    return f"{b} B"
-
-
 def main(argv):
     if len(argv) < 5:
         sys.exit(__doc__)
@@ -176,7 +171,7 @@ def main(argv):
                 ratio = ours / builtin[best]
                 speedup = builtin["ompi"] / ours if "ompi" in builtin else float("nan")
                 bound = platform.bound(collective, b, ranks)
-                what = f"{collective} {size_text(b)}"
+                what = f"{collective} {size_name(b)}"
                 if ratio > worst[0]:
                     worst = (ratio, what)
                 over += ratio > GOAL_SLOWDOWN
@@ -187,7 +182,7 @@ def main(argv):
                            [best, ours, choice, f"{ratio:.4f}", f"{speedup:.4f}",
                             f"{bound:.9f}" if bound else ""])
                 details.append(
-                    f"| {collective} | {size_text(b)} | " +
+                    f"| {collective} | {size_name(b)} | " +
                     " | ".join(f"{builtin[s] * 1e6:.1f}" if s in builtin else "" for s in SELECTORS) +
                     f" | {best} | {ours * 1e6:.1f} | {ratio:.2f} | {speedup:.2f} | " +
                     (f"{bound * 1e6:.1f} | {100 * bound / ours:.0f}%" if bound and b >= BIG
@@ -202,7 +197,7 @@ def main(argv):
                 if collective == "allreduce" and "rankshape" in cols and all(parts):
                     both = parts[0][0] + parts[1][0]
                     if cols["rankshape"][0] > both:
-                        inconsistent.append(f"{size_text(b)} ({cols['rankshape'][0] / both:.2f}x)")
+                        inconsistent.append(f"{size_name(b)} ({cols['rankshape'][0] / both:.2f}x)")
             summary.append(f"| {name} | {measured} | {worst[0]:.2f} ({worst[1]}) | {over} | "
                            f"{'; '.join(large) or '-'} | {', '.join(inconsistent) or 'none'} |")
     with open(out_md, "w") as f:

@@ -31,6 +31,16 @@ double binomial(int n, const LinkCost& l, Bytes bytes) {
   return t;
 }
 
+// A chain of n members moving m bytes in segments (64 KiB unless given,
+// as lib/coll/algorithms.cc cuts them): n - 1 steps fill it, one more per
+// further segment, each step every link busy and each receiver combining
+// the segment (gamma: 0 for a bcast).
+double chain(int n, double m, const LinkCost& l, double segment, double gamma) {
+  const double s = std::min(m, segment > 0 ? segment : 65536.0);
+  const double u = s > 0 ? std::ceil(m / s) : 1;
+  return (n - 1 + u - 1) * (busy(l, s) + s * gamma);
+}
+
 double bcast_cost(A a, int n, double m, const LinkCost& l, double segment) {
   if (n <= 1) return 0;
   switch (a) {
@@ -38,11 +48,8 @@ double bcast_cost(A a, int n, double m, const LinkCost& l, double segment) {
       return binomial(n, l, [m](int) { return m; });
     case A::kScatterAllgather:
       return binomial(n, l, [m](int k) { return m / (2 << k); }) + (n - 1) * busy(l, m / n);
-    case A::kChain: {
-      const double s = std::min(m, segment > 0 ? segment : 65536.0);
-      const double u = s > 0 ? std::ceil(m / s) : 1;
-      return (n - 1 + u - 1) * busy(l, s);
-    }
+    case A::kChain:
+      return chain(n, m, l, segment, 0);
     default:  // native: the better of the two classic ones
       return std::min(bcast_cost(A::kBinomial, n, m, l, 0),
                       bcast_cost(A::kScatterAllgather, n, m, l, 0));
@@ -62,11 +69,7 @@ double gather_cost(int n, double held, const LinkCost& l) {
 
 double reduce_cost(A a, int n, double m, const LinkCost& l, double gamma, double segment = 0) {
   if (n <= 1) return 0;
-  if (a == A::kChain) {
-    const double s = std::min(m, segment > 0 ? segment : 65536.0);
-    const double u = s > 0 ? std::ceil(m / s) : 1;
-    return (n - 1 + u - 1) * (busy(l, s) + s * gamma);
-  }
+  if (a == A::kChain) return chain(n, m, l, segment, gamma);
   const int k = log2_ceil(n);
   const double tree = binomial(n, l, [m](int) { return m; }) + k * m * gamma;
   if (a == A::kBinomial) return tree;
