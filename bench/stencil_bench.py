@@ -441,6 +441,8 @@ def time_part(a):
             node_file = os.path.join(d, "nodes.txt")
             node_of = node_file_from_placement(os.path.join(measured, "placement.txt"), node_file)
             for shape, grid in (("2d-5point", grid2), ("3d-7point", grid3)):
+                if a.stencils and shape not in a.stencils:
+                    continue
                 sd = os.path.join(d, shape)
                 os.makedirs(sd, exist_ok=True)
                 pattern = "stencil:periodic"
@@ -606,10 +608,17 @@ def main():
                    help="with --parts table: output folders of earlier time runs (default --out)")
     p.add_argument("--cases", default="", help="quality cases to run (default all)")
     p.add_argument("--configs", default="", help="time configurations PLATFORM-PLACEMENT (default all)")
+    p.add_argument("--stencils", default="",
+                   help="time stencils, 2d-5point and/or 3d-7point (default both): one simulation "
+                        "each, so a long configuration can run as two processes with their own --out")
     p.add_argument("--reps", type=int, default=2, help="timed halo steps")
     a = p.parse_args()
     a.cases = [c for c in a.cases.split(",") if c]
     a.configs = [c for c in a.configs.split(",") if c]
+    a.stencils = [s for s in a.stencils.split(",") if s]
+    unknown = set(a.stencils) - {"2d-5point", "3d-7point"}
+    if unknown:
+        sys.exit("stencil_bench: --stencils: unknown %s (2d-5point, 3d-7point)" % ", ".join(sorted(unknown)))
     parts = a.parts.split(",")
     for part in parts:
         if part not in ("quality", "time", "table"):
