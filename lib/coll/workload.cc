@@ -1,6 +1,7 @@
 #include "lib/coll/workload.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "lib/coll/collectives.h"
 #include "lib/coll/dispatch.h"
@@ -160,6 +161,45 @@ void Workload::run_hierarchical(const Hierarchy& h, const Config& config) {
       break;
   }
 }
+
+#ifdef RANKSHAPE_SMPI
+bool StartTogether::clock_shared() { return true; }
+
+namespace {
+// The latest of every rank's now() (the instant the last rank arrived),
+// and on this rank how long after it the agreement returned.
+std::pair<double, double> latest_arrival(MPI_Comm comm) {
+  double now = MPI_Wtime(), latest = 0;
+  check(PMPI_Allreduce(&now, &latest, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  return {latest, MPI_Wtime() - latest};
+}
+}  // namespace
+
+StartTogether::StartTogether(MPI_Comm comm) : comm_(comm) {
+  double after = latest_arrival(comm).second;
+  check(PMPI_Allreduce(&after, &slack_, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+}
+
+double StartTogether::next() {
+  check(PMPI_Barrier(comm_), "MPI_Barrier");
+  // Twice the slowest return seen: the start is after every rank's return,
+  // and every wait is longer than SMPI's smpi/cpu-threshold (1 us by
+  // default), below which a computation is dropped.
+  const double start = latest_arrival(comm_).first + 2 * slack_ + 1e-5;
+  const double wait = start - MPI_Wtime();
+  if (wait > 0) smpi_execute(wait);  // simulated time passes, nothing runs
+  return start;
+}
+#else
+bool StartTogether::clock_shared() { return false; }
+
+StartTogether::StartTogether(MPI_Comm comm) : comm_(comm) {}
+
+double StartTogether::next() {
+  check(PMPI_Barrier(comm_), "MPI_Barrier");
+  return MPI_Wtime();
+}
+#endif
 
 double median_of_slowest(MPI_Comm comm, std::vector<double> times) {
   check(PMPI_Allreduce(MPI_IN_PLACE, times.data(), static_cast<int>(times.size()), MPI_DOUBLE,

@@ -41,20 +41,47 @@ class Workload {
 };
 
 /// Collective over comm: runs call `warmup` times untimed, then `reps`
-/// times, each started together after a barrier; returns the median over
+/// times, each started together (StartTogether); returns the median over
 /// repetitions of the slowest rank's time (seconds), the same on every rank.
 template <typename Call>
 double time_collective(MPI_Comm comm, int warmup, int reps, Call&& call);
 
 double median_of_slowest(MPI_Comm comm, std::vector<double> times);
 
+/// Starts the repetitions of a timed call on every rank of comm at once,
+/// as far as the clocks allow, and gives each its start time.
+///
+/// Under SMPI the simulated clock is one for all ranks, so every rank waits
+/// (in simulated time) until one agreed instant and times from it. A
+/// barrier alone lets ranks go unevenly: at 256 ranks the last leaves SMPI's
+/// `ompi` barrier about 50 us after the first, and a reduce's root, timed
+/// from its own early exit, waited for that too (8 B reduce: 104 us under
+/// `ompi`, 33 us under `mvapich2`, whose barrier differs). Elsewhere clocks
+/// are not shared: a barrier, then each rank's own clock (OSU's method).
+class StartTogether {
+ public:
+  /// Collective over comm (under SMPI: learns how late after the last
+  /// rank's arrival an agreement leaves the others).
+  explicit StartTogether(MPI_Comm comm);
+  /// Collective over comm: returns when this repetition starts, with its
+  /// start time (MPI_Wtime).
+  double next();
+  /// True where one clock serves every rank (SMPI), so that next() gives
+  /// all ranks one start.
+  static bool clock_shared();
+
+ private:
+  MPI_Comm comm_;
+  double slack_ = 0;
+};
+
 template <typename Call>
 double time_collective(MPI_Comm comm, int warmup, int reps, Call&& call) {
   for (int i = 0; i < warmup; ++i) call();
+  StartTogether together(comm);
   std::vector<double> times;
   for (int i = 0; i < reps; ++i) {
-    PMPI_Barrier(comm);
-    const double start = MPI_Wtime();
+    const double start = together.next();
     call();
     times.push_back(MPI_Wtime() - start);
   }

@@ -15,6 +15,7 @@
 #include "lib/coll/dispatch.h"
 #include "lib/coll/hierarchy.h"
 #include "lib/coll/table.h"
+#include "lib/coll/workload.h"
 #include "tests/testing/world.h"
 
 namespace rankshape::coll {
@@ -244,6 +245,31 @@ TEST(DispatchTest, BadGroupsAreRejected) {
   dispatch::set_groups(comm, blocks_of(2));
   EXPECT_THROW(dispatch::set_groups(comm, blocks_of(2)), std::logic_error);
   MPI_Comm_free(&comm);
+}
+
+// The benchmarks' timing (workload.h): under SMPI every rank starts each
+// repetition at one simulated instant, whenever it left the barrier; else
+// each times from its own clock after the barrier.
+TEST(StartTogetherTest, RepetitionsStartAtOneInstantWhereTheClockIsShared) {
+  StartTogether together(MPI_COMM_WORLD);
+  for (int i = 0; i < 3; ++i) {
+    const double start = together.next();
+    const double now = MPI_Wtime();
+    EXPECT_LE(start, now);
+    double first = 0, last = 0;
+    MPI_Allreduce(&start, &first, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&start, &last, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (StartTogether::clock_shared()) {
+      EXPECT_EQ(first, last);
+      EXPECT_LT(now - start, 1e-6);  // it waited until the start, no later
+    }
+  }
+  // The time of one repetition is the slowest rank's, the same everywhere.
+  const double t = time_collective(MPI_COMM_WORLD, 1, 3, [] { MPI_Barrier(MPI_COMM_WORLD); });
+  double low = 0;
+  MPI_Allreduce(&t, &low, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_EQ(low, t);
+  EXPECT_GE(t, 0);
 }
 
 }  // namespace
