@@ -6,6 +6,8 @@
 //
 // With p = 5 ranks, root 0 (p = 4 or 6 where that shows more):
 //   binomial bcast:  0->4; 0->2; 0->1, 2->3 (three rounds, halving distance).
+//   k-nomial bcast (radix k = 4, p = 6): 0->4, then 0->1, 0->2, 0->3 and
+//       4->5; a parent sends to its k - 1 children of a round at once.
 //   scatter-allgather bcast (p = 4, chunks c0..c3): scatter 0->2 {c2,c3},
 //       0->1 {c1}, 2->3 {c3}; then a ring: in each of p-1 steps every rank
 //       passes the chunk it got last to rank+1, so all hold c0..c3.
@@ -14,6 +16,9 @@
 //   binomial reduce: 1->0, 3->2; 2->0; 4->0. Every receiver computes
 //       mine op child: its child holds the next higher ranks, so the result
 //       is x0 op x1 op ... op x4 whatever the op.
+//   k-nomial reduce (k = 4, p = 6): 1, 2, 3 -> 0 and 5 -> 4 at once; then
+//       4 -> 0. Children are combined in rank order, each holding the run
+//       of ranks that follows its parent's.
 //   chain reduce: 4->3->2->1->0 in segments; 3 sends x3 op x4 of segment i
 //       on while segment i+1 is on its way from 4, so every link carries
 //       the message once (the bandwidth of a chain bcast, reversed).
@@ -57,9 +62,10 @@ struct Names {
   Algorithm algorithm;
   std::string_view name;
 };
-constexpr std::array<Names, 7> kNames = {{
+constexpr std::array<Names, 8> kNames = {{
     {Algorithm::kNative, "native"},
     {Algorithm::kBinomial, "binomial"},
+    {Algorithm::kKnomial, "knomial"},
     {Algorithm::kScatterAllgather, "scatter-allgather"},
     {Algorithm::kChain, "chain"},
     {Algorithm::kRecursiveDoubling, "recursive-doubling"},
@@ -192,6 +198,45 @@ void binomial_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Co
   for (mask >>= 1; mask > 0; mask >>= 1) {
     if (v + mask < s.p) send_to(buffer, count, type, (v + mask + root) % s.p, comm);
   }
+}
+
+// The radix of the k-nomial trees: MVAPICH2's default between nodes. A
+// round costs one latency for k - 1 messages, where a binomial tree pays
+// one per message: log_k(p) rounds instead of log_2(p).
+constexpr int kRadix = 4;
+
+// v's parent in the k-nomial tree over relative ranks (v > 0), and the
+// place value of the digit that links them: v = parent + d * place.
+std::pair<int, int> knomial_parent(int v) {
+  int place = 1;
+  while ((v / place) % kRadix == 0) place *= kRadix;
+  return {v - (v / place) % kRadix * place, place};
+}
+
+// The place value of v's lowest round of children: v's link to its
+// parent (the top for v = 0, above p).
+int knomial_children_below(int v, int p) {
+  if (v != 0) return knomial_parent(v).second;
+  int place = 1;
+  while (place < p) place *= kRadix;
+  return place;
+}
+
+void knomial_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                   const Shape& s) {
+  const int v = (s.me - root + s.p) % s.p;
+  if (v != 0) receive_from(buffer, count, type, (knomial_parent(v).first + root) % s.p, comm);
+  // Far subtrees first; a round's children at once.
+  std::vector<MPI_Request> sent;
+  for (int place = knomial_children_below(v, s.p) / kRadix; place > 0; place /= kRadix) {
+    for (int d = 1; d < kRadix && v + d * place < s.p; ++d) {
+      sent.emplace_back();
+      check(MPI_Isend(buffer, count, type, (v + d * place + root) % s.p, kTag, comm, &sent.back()),
+            "MPI_Isend");
+    }
+  }
+  check(MPI_Waitall(static_cast<int>(sent.size()), sent.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
 }
 
 void scatter_allgather_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
@@ -328,6 +373,60 @@ void binomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_
       partial = acc;
     }
   }
+  hand_to_root(partial, recv_buffer, count, type, l, s.me == top, is_root, top, root, comm);
+}
+
+// As binomial_reduce, over a k-nomial tree: a round's children (the runs
+// of ranks after this one's, nearest first) are received at once, then
+// combined in rank order.
+void knomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Datatype type,
+                    MPI_Op op, int root, MPI_Comm comm, const Shape& s) {
+  const Layout l = layout_of(type);
+  const bool is_root = s.me == root;
+  const void* in = is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer;
+  const bool any_order = commutative(op);
+  const int top = any_order ? root : 0;
+  const int v = (s.me - top + s.p) % s.p;
+  auto real = [&](int x) { return (x + top) % s.p; };
+  const int below = knomial_children_below(v, s.p);
+  const bool receives = v + 1 < s.p && below > 1;
+  const bool acc_is_recv = any_order && is_root;
+  TypedBuffer a(receives && !acc_is_recv ? count : 0, l);
+  std::vector<TypedBuffer> children;
+  if (receives) {
+    children.reserve(kRadix - 1);  // no copies: a TypedBuffer points into itself
+    for (int d = 1; d < kRadix; ++d) children.emplace_back(count, l);
+  }
+  const void* partial = in;
+  void* acc = nullptr;
+  if (receives || acc_is_recv) {
+    acc = acc_is_recv ? recv_buffer : a.get();
+    copy(in, acc, count, type, l);
+    partial = acc;
+  }
+  std::vector<MPI_Request> got;
+  for (int place = 1; place < below && v + place < s.p; place *= kRadix) {
+    got.clear();
+    for (int d = 1; d < kRadix && v + d * place < s.p; ++d) {
+      got.emplace_back();
+      check(MPI_Irecv(children[static_cast<std::size_t>(d - 1)].get(), count, type,
+                      real(v + d * place), kTag, comm, &got.back()),
+            "MPI_Irecv");
+    }
+    check(MPI_Waitall(static_cast<int>(got.size()), got.data(), MPI_STATUSES_IGNORE),
+          "MPI_Waitall");
+    for (std::size_t d = 0; d < got.size(); ++d) {
+      // acc holds the run up to this child's: acc = acc op child.
+      void* child = children[d].get();
+      if (any_order) {
+        combine(child, acc, count, type, op);
+      } else {
+        combine(acc, child, count, type, op);
+        copy(child, acc, count, type, l);
+      }
+    }
+  }
+  if (v != 0) send_to(partial, count, type, real(knomial_parent(v).first), comm);
   hand_to_root(partial, recv_buffer, count, type, l, s.me == top, is_root, top, root, comm);
 }
 
@@ -548,8 +647,8 @@ std::optional<Algorithm> algorithm_named(std::string_view name) {
 
 void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                  std::int64_t segment_bytes) {
-  if (a != Algorithm::kNative && a != Algorithm::kBinomial && a != Algorithm::kScatterAllgather &&
-      a != Algorithm::kChain) {
+  if (a != Algorithm::kNative && a != Algorithm::kBinomial && a != Algorithm::kKnomial &&
+      a != Algorithm::kScatterAllgather && a != Algorithm::kChain) {
     not_for(a, "bcast");
   }
   if (segment_bytes < 0) throw std::invalid_argument("negative chain segment size");
@@ -564,6 +663,9 @@ void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int ro
     case Algorithm::kBinomial:
       binomial_bcast(buffer, count, type, root, comm, s);
       break;
+    case Algorithm::kKnomial:
+      knomial_bcast(buffer, count, type, root, comm, s);
+      break;
     case Algorithm::kScatterAllgather:
       scatter_allgather_bcast(buffer, count, type, root, comm, s);
       break;
@@ -575,8 +677,8 @@ void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int ro
 
 void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
                   MPI_Op op, int root, MPI_Comm comm, std::int64_t segment_bytes) {
-  if (a != Algorithm::kNative && a != Algorithm::kBinomial && a != Algorithm::kChain &&
-      a != Algorithm::kRabenseifner) {
+  if (a != Algorithm::kNative && a != Algorithm::kBinomial && a != Algorithm::kKnomial &&
+      a != Algorithm::kChain && a != Algorithm::kRabenseifner) {
     not_for(a, "reduce");
   }
   if (segment_bytes < 0) throw std::invalid_argument("negative chain segment size");
@@ -603,6 +705,8 @@ void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Data
     chain_reduce(send, recv, count, type, op, root, comm, s, segment_bytes);
   } else if (a == Algorithm::kRabenseifner) {
     rabenseifner_reduce(send, recv, count, type, op, root, comm, s);
+  } else if (a == Algorithm::kKnomial) {
+    knomial_reduce(send, recv, count, type, op, root, comm, s);
   } else {
     binomial_reduce(send, recv, count, type, op, root, comm, s);
   }

@@ -26,6 +26,7 @@ namespace rankshape::coll {
 enum class Algorithm {
   kNative,
   kBinomial,           // bcast, reduce: binomial tree
+  kKnomial,            // bcast, reduce: 4-nomial tree, a round's messages at once
   kScatterAllgather,   // bcast: binomial scatter, then ring allgather
   kChain,              // bcast, reduce: pipelined chain of segments
   kRecursiveDoubling,  // allreduce
@@ -33,19 +34,19 @@ enum class Algorithm {
   kRabenseifner,       // allreduce, reduce: recursive halving, then recursive doubling
 };
 
-/// "native", "binomial", "scatter-allgather", "chain", "recursive-doubling",
-/// "ring", "rabenseifner".
+/// "native", "binomial", "knomial", "scatter-allgather", "chain",
+/// "recursive-doubling", "ring", "rabenseifner".
 std::string_view algorithm_name(Algorithm a);
 std::optional<Algorithm> algorithm_named(std::string_view name);
 
-/// kNative, kBinomial, kScatterAllgather, kChain. segment_bytes: the
+/// kNative, kBinomial, kKnomial, kScatterAllgather, kChain. segment_bytes: the
 /// chain's segment size (0: a default of 64 KiB), rounded down to whole
 /// elements, at least one. kScatterAllgather and kChain split the buffer
 /// into whole elements, so every rank must pass the same count and type
 /// (MPI asks only for the same type signature).
 void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                  std::int64_t segment_bytes = 0);
-/// kNative, kBinomial, kChain (segment_bytes as for bcast), kRabenseifner
+/// kNative, kBinomial, kKnomial, kChain (segment_bytes as for bcast), kRabenseifner
 /// (binomial for a non-commutative op); kChain and kRabenseifner split
 /// the buffer, so every rank must pass the same count and type. send may
 /// be MPI_IN_PLACE at the root.

@@ -171,11 +171,13 @@ void bcast_down(const Hierarchy& h, void* data, int count, MPI_Datatype type,
 }
 
 // The algorithm allreduce uses for the broadcast back down level j: the
-// reduction's binomial tree or chain, or native.
+// reduction's tree (binomial or k-nomial) or chain, or native.
 Config downward(const Config& config) {
   Config down = config;
   for (Algorithm& a : down.levels) {
-    if (a != Algorithm::kBinomial && a != Algorithm::kChain) a = Algorithm::kNative;
+    if (a != Algorithm::kBinomial && a != Algorithm::kKnomial && a != Algorithm::kChain) {
+      a = Algorithm::kNative;
+    }
   }
   return down;
 }

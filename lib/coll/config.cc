@@ -16,12 +16,12 @@ std::vector<Algorithm> level_choices(Collective c, bool top) {
   using A = Algorithm;
   switch (c) {
     case Collective::kBcast:
-      return {A::kNative, A::kBinomial, A::kScatterAllgather, A::kChain};
+      return {A::kNative, A::kBinomial, A::kKnomial, A::kScatterAllgather, A::kChain};
     case Collective::kReduce:
-      return {A::kNative, A::kBinomial, A::kChain, A::kRabenseifner};
+      return {A::kNative, A::kBinomial, A::kKnomial, A::kChain, A::kRabenseifner};
     case Collective::kAllreduce:
       if (top) return {A::kNative, A::kRecursiveDoubling, A::kRing, A::kRabenseifner};
-      return {A::kNative, A::kBinomial, A::kChain};
+      return {A::kNative, A::kBinomial, A::kKnomial, A::kChain};
     default:
       return {A::kNative};
   }

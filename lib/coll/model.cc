@@ -31,6 +31,23 @@ double binomial(int n, const LinkCost& l, Bytes bytes) {
   return t;
 }
 
+// A k-nomial tree (radix 4, as lib/coll/algorithms.cc builds it): rounds
+// from the root out, each a parent's messages to up to 3 children sent at
+// once (one latency; their bytes queue on its link), plus combining them
+// (gamma: 0 for a bcast).
+double knomial(int n, double m, const LinkCost& l, double gamma) {
+  constexpr int kRadix = 4;
+  int top = 1;
+  while (top < n) top *= kRadix;
+  double t = 0;
+  for (int place = top / kRadix; place > 0; place /= kRadix) {
+    const int messages = std::min(kRadix - 1, (n - 1) / place);
+    const int senders = std::max(1, n / (kRadix * place));
+    t += l.alpha + messages * m * (l.beta_with(senders, n) + gamma);
+  }
+  return t;
+}
+
 // A chain of n members moving m bytes in segments (64 KiB unless given,
 // as lib/coll/algorithms.cc cuts them): n - 1 steps fill it, one more per
 // further segment, each step every link busy and each receiver combining
@@ -46,6 +63,8 @@ double bcast_cost(A a, int n, double m, const LinkCost& l, double segment) {
   switch (a) {
     case A::kBinomial:
       return binomial(n, l, [m](int) { return m; });
+    case A::kKnomial:
+      return knomial(n, m, l, 0);
     case A::kScatterAllgather:
       return binomial(n, l, [m](int k) { return m / (2 << k); }) + (n - 1) * busy(l, m / n);
     case A::kChain:
@@ -70,6 +89,7 @@ double gather_cost(int n, double held, const LinkCost& l) {
 double reduce_cost(A a, int n, double m, const LinkCost& l, double gamma, double segment = 0) {
   if (n <= 1) return 0;
   if (a == A::kChain) return chain(n, m, l, segment, gamma);
+  if (a == A::kKnomial) return knomial(n, m, l, gamma);
   const int k = log2_ceil(n);
   const double tree = binomial(n, l, [m](int) { return m; }) + k * m * gamma;
   if (a == A::kBinomial) return tree;

@@ -247,9 +247,10 @@ class AlgorithmsTest : public ::testing::Test {
   void check_bcast(const TypeCase<T>& t, Coverage k) {
     const int p = world_size(), me = world_rank();
     const std::vector<Variant> variants = {
-        {Algorithm::kNative, 0}, {Algorithm::kBinomial, 0}, {Algorithm::kScatterAllgather, 0},
-        {Algorithm::kChain, 0},  {Algorithm::kChain, 8},    {Algorithm::kChain, 1000},
-        {Algorithm::kChain, 3},  // less than an element: one element a segment
+        {Algorithm::kNative, 0},           {Algorithm::kBinomial, 0}, {Algorithm::kKnomial, 0},
+        {Algorithm::kScatterAllgather, 0}, {Algorithm::kChain, 0},    {Algorithm::kChain, 8},
+        {Algorithm::kChain, 1000},         {Algorithm::kChain, 3},  // less than an element: one
+                                                                    // element a segment
     };
     for (int count : counts_for(k)) {
       const std::size_t n = static_cast<std::size_t>(count) * t.cells;
@@ -303,11 +304,13 @@ class AlgorithmsTest : public ::testing::Test {
           if (me == root) {
             EXPECT_EQ(mismatch(t, native, expected), "") << "MPI_Reduce " << what;
           }
-          const std::vector<Variant> variants = {
-              {Algorithm::kNative, 0},       {Algorithm::kBinomial, 0}, {Algorithm::kChain, 0},
-              {Algorithm::kChain, 8},  // several segments in flight at small counts
-              {Algorithm::kRabenseifner, 0},
-          };
+          const std::vector<Variant> variants =
+              {
+                  {Algorithm::kNative, 0},       {Algorithm::kBinomial, 0},
+                  {Algorithm::kKnomial, 0},      {Algorithm::kChain, 0},
+                  {Algorithm::kChain, 8},  // several segments in flight at small counts
+                  {Algorithm::kRabenseifner, 0},
+              };
           for (const Variant& v : variants) {
             if (v.segment_bytes == 8 && count > 2 * p + 1) continue;
             const Algorithm a = v.algorithm;
@@ -422,16 +425,17 @@ TEST_F(AlgorithmsTest, RejectsAlgorithmsThatDoNotApply) {
   }
   EXPECT_THROW(level_reduce(Algorithm::kChain, &x, &y, 1, MPI_INT, MPI_SUM, 0, comm_, -1),
                std::invalid_argument);
-  for (Algorithm a : {Algorithm::kBinomial, Algorithm::kScatterAllgather, Algorithm::kChain}) {
+  for (Algorithm a : {Algorithm::kBinomial, Algorithm::kKnomial, Algorithm::kScatterAllgather,
+                      Algorithm::kChain}) {
     EXPECT_THROW(level_allreduce(a, &x, &y, 1, MPI_INT, MPI_SUM, comm_), std::invalid_argument);
   }
   EXPECT_THROW(level_bcast(Algorithm::kChain, &x, 1, MPI_INT, 0, comm_, -1), std::invalid_argument);
 }
 
 TEST_F(AlgorithmsTest, NamesRoundTrip) {
-  for (Algorithm a :
-       {Algorithm::kNative, Algorithm::kBinomial, Algorithm::kScatterAllgather, Algorithm::kChain,
-        Algorithm::kRecursiveDoubling, Algorithm::kRing, Algorithm::kRabenseifner}) {
+  for (Algorithm a : {Algorithm::kNative, Algorithm::kBinomial, Algorithm::kKnomial,
+                      Algorithm::kScatterAllgather, Algorithm::kChain,
+                      Algorithm::kRecursiveDoubling, Algorithm::kRing, Algorithm::kRabenseifner}) {
     EXPECT_EQ(algorithm_named(algorithm_name(a)), a) << algorithm_name(a);
   }
   EXPECT_EQ(algorithm_name(Algorithm::kScatterAllgather), "scatter-allgather");

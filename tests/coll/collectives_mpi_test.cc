@@ -304,14 +304,15 @@ TEST_F(CollectivesTest, NonCommutativeReductionsKeepRankOrderOnOrderedHierarchie
 
 // Configurations that run every per-level algorithm at every level, and
 // pipelines with several segments (12-byte segments for small counts;
-// more would crawl at 16 ranks on 2 cores).
+// more would crawl at 16 ranks on 2 cores). Binomial bcast and reduce run
+// inside allreduce's first configuration (its levels' way up and down).
 std::vector<Config> configs_for(Collective c, int depth, int count) {
   using A = Algorithm;
   std::vector<std::vector<A>> per_level;
   if (c == Collective::kBcast) {
-    per_level = {{A::kBinomial}, {A::kScatterAllgather}, {A::kChain}};
+    per_level = {{A::kKnomial}, {A::kScatterAllgather}, {A::kChain}};
   } else if (c == Collective::kReduce) {
-    per_level = {{A::kBinomial}, {A::kChain}, {A::kRabenseifner}};
+    per_level = {{A::kKnomial}, {A::kChain}, {A::kRabenseifner}};
   } else {
     per_level = {{A::kBinomial, A::kRecursiveDoubling},
                  {A::kChain, A::kRing},

@@ -48,20 +48,20 @@ TEST(ConfigTest, EveryCandidateDescribesItselfAndParsesBack) {
 }
 
 TEST(ConfigTest, CandidatesCoverEveryLevelChoiceAndOnlyUsefulPipelines) {
-  // bcast on 2 levels + top: 4^3 algorithm combinations, native, and
+  // bcast on 2 levels + top: 5^3 algorithm combinations, native, and
   // pipelines of 8 KiB .. 4 MiB segments that give at least two segments.
-  EXPECT_EQ(candidates(Collective::kBcast, 2, 0).size(), 1u + 64u);
-  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 10).size(), 1u + 64u + 1u);
-  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20).size(), 1u + 64u + 5u);
-  // allreduce: native, binomial or chain below the top, four choices at
-  // the top; reduce: four choices per level.
-  EXPECT_EQ(candidates(Collective::kAllreduce, 1, 0).size(), 1u + 3u * 4u);
-  EXPECT_EQ(candidates(Collective::kReduce, 1, 0).size(), 1u + 4u * 4u);
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 0).size(), 1u + 125u);
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 10).size(), 1u + 125u + 1u);
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20).size(), 1u + 125u + 5u);
+  // allreduce: native, binomial, k-nomial or chain below the top, four
+  // choices at the top; reduce: five choices per level.
+  EXPECT_EQ(candidates(Collective::kAllreduce, 1, 0).size(), 1u + 4u * 4u);
+  EXPECT_EQ(candidates(Collective::kReduce, 1, 0).size(), 1u + 5u * 5u);
   // gather: native or hierarchical (native levels) only.
   EXPECT_EQ(candidates(Collective::kGather, 2, 1 << 20).size(), 2u);
   EXPECT_EQ(candidates(Collective::kBarrier, 0, 0).size(), 1u);
   // Where the MPI library cannot pipeline, no pipelines.
-  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20, false).size(), 1u + 64u);
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20, false).size(), 1u + 125u);
 }
 
 TEST(ModelTest, NoPipelineIsChosenWhereTheyCannotRun) {
@@ -151,14 +151,34 @@ TEST(ModelTest, SmallAllToAllCrossesTheNetworkLessOftenHierarchically) {
 }
 
 TEST(ModelTest, NoGainMeansNative) {
-  // All links alike: a hierarchy only adds steps.
+  // All links alike: a hierarchy only adds steps to a gather.
   Model m = two_levels();
   m.links[0] = m.links[1];
-  const Choice small = choose(Collective::kBcast, m, 8);
-  EXPECT_FALSE(small.config.hierarchical);
-  EXPECT_EQ(small.predicted, small.native_predicted);
+  const Choice gather = choose(Collective::kGather, m, 1 << 10);
+  EXPECT_FALSE(gather.config.hierarchical);
+  EXPECT_EQ(gather.predicted, gather.native_predicted);
   // Forced, it is the best hierarchical configuration all the same.
-  EXPECT_TRUE(choose(Collective::kBcast, m, 8, 0.05, true).config.hierarchical);
+  EXPECT_TRUE(choose(Collective::kGather, m, 1 << 10, 0.05, true).config.hierarchical);
+}
+
+TEST(ModelTest, KnomialTreesPayFewerLatenciesForSmallMessages) {
+  // 16 members, radix 4: 2 rounds of 3 messages each, where a binomial
+  // tree takes 4 rounds of one; at 1 MiB the tripled bytes cost more.
+  const LinkCost l{20e-6, 1e-9};
+  Model m;
+  m.sizes = {16};
+  m.links = {l};
+  m.ranks = 16;
+  Config knomial, binomial;
+  knomial.hierarchical = binomial.hierarchical = true;
+  knomial.levels = {Algorithm::kKnomial};
+  binomial.levels = {Algorithm::kBinomial};
+  EXPECT_NEAR(predict(Collective::kBcast, knomial, m, 8), 2 * (20e-6 + 3 * 8 * 1e-9), 1e-12);
+  EXPECT_NEAR(predict(Collective::kBcast, binomial, m, 8), 4 * (20e-6 + 8 * 1e-9), 1e-12);
+  EXPECT_GT(predict(Collective::kBcast, knomial, m, 1 << 20),
+            predict(Collective::kBcast, binomial, m, 1 << 20));
+  EXPECT_LT(predict(Collective::kReduce, knomial, m, 8),
+            predict(Collective::kReduce, binomial, m, 8));
 }
 
 TEST(ModelTest, ScatteredGroupsMakeNativePayTheSlowLink) {
