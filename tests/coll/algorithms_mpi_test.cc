@@ -246,11 +246,11 @@ class AlgorithmsTest : public ::testing::Test {
   template <typename T>
   void check_bcast(const TypeCase<T>& t, Coverage k) {
     const int p = world_size(), me = world_rank();
+    // A 3-byte chain segment is less than an element: one element a segment.
     const std::vector<Variant> variants = {
         {Algorithm::kNative, 0},           {Algorithm::kBinomial, 0}, {Algorithm::kKnomial, 0},
         {Algorithm::kScatterAllgather, 0}, {Algorithm::kChain, 0},    {Algorithm::kChain, 8},
-        {Algorithm::kChain, 1000},         {Algorithm::kChain, 3},  // less than an element: one
-                                                                    // element a segment
+        {Algorithm::kChain, 1000},         {Algorithm::kChain, 3},
     };
     for (int count : counts_for(k)) {
       const std::size_t n = static_cast<std::size_t>(count) * t.cells;
