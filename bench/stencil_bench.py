@@ -431,13 +431,19 @@ def time_part(a):
             os.makedirs(d, exist_ok=True)
             with open(os.path.join(d, "commit.txt"), "w") as f:
                 f.write(source_commit() + "\n")
+            with open(os.path.join(d, "reps.txt"), "w") as f:
+                f.write("%d\n" % a.reps)
             measured = os.path.join(d, "measured")
-            seconds = smpi(a, platform, hostfile, np_,
-                           [os.path.join(a.smpi_bin, "measure"), "--out", measured, "--mode",
-                            "hierarchical", "--sizes", "8,65536", "--reps", "3"],
-                           os.path.join(d, "measure.log"))
-            print("time %s: costs measured in %.0f s" % (config, seconds), flush=True)
             costs = os.path.join(measured, "costs.txt")
+            if a.reuse_measured and os.path.exists(costs):
+                print("time %s: costs from an earlier measurement in %s" % (config, measured),
+                      flush=True)
+            else:
+                seconds = smpi(a, platform, hostfile, np_,
+                               [os.path.join(a.smpi_bin, "measure"), "--out", measured, "--mode",
+                                "hierarchical", "--sizes", "8,65536", "--reps", "3"],
+                               os.path.join(d, "measure.log"))
+                print("time %s: costs measured in %.0f s" % (config, seconds), flush=True)
             node_file = os.path.join(d, "nodes.txt")
             node_of = node_file_from_placement(os.path.join(measured, "placement.txt"), node_file)
             for shape, grid in (("2d-5point", grid2), ("3d-7point", grid3)):
@@ -484,6 +490,9 @@ def config_rows(d, platform, np_, placement, grid2, grid3):
     for a configuration not run there."""
     commit = os.path.join(d, "commit.txt")
     run = open(commit).read().strip() if os.path.exists(commit) else "not recorded"
+    reps = os.path.join(d, "reps.txt")
+    if os.path.exists(reps):  # older runs: 2 timed steps, not recorded
+        run += ", %s timed steps" % open(reps).read().strip()
     rows = []
     for shape, grid in (("2d-5point", grid2), ("3d-7point", grid3)):
         sd = os.path.join(d, shape)
@@ -542,7 +551,8 @@ def write_time_md(a, rows):
                  time.strftime("%Y-%m-%d"), smpi_version()),
              "One step of a periodic halo exchange (`bench/halo_bench.cc`: every rank sends a face",
              "to each neighbour and receives one from each, nonblocking), slowest rank's mean over",
-             "%d steps after one untimed, in simulated ms. Costs measured in the simulation" % a.reps,
+             "%d steps after one untimed (where the run list below gives no other count), in" % a.reps,
+             "simulated ms. Costs measured in the simulation",
              "(`measure --mode hierarchical`, 64 KiB message time, with the fabrics it finds);",
              "every ordering computed from them offline. Scattered: the platform's",
              "`-random.hostfile`. Spearman: between the stencil objective and the time across the",
@@ -612,6 +622,9 @@ def main():
                    help="time stencils, 2d-5point and/or 3d-7point (default both): one simulation "
                         "each, so a long configuration can run as two processes with their own --out")
     p.add_argument("--reps", type=int, default=2, help="timed halo steps")
+    p.add_argument("--reuse-measured", action="store_true",
+                   help="time: keep the costs an earlier run measured under --out (measured/costs.txt) "
+                        "instead of measuring again, e.g. for the second stencil of a configuration")
     a = p.parse_args()
     a.cases = [c for c in a.cases.split(",") if c]
     a.configs = [c for c in a.configs.split(",") if c]

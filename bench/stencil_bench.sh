@@ -6,12 +6,14 @@
 # one run.
 #   bench/stencil_bench.sh [--peers DIR] [--out DIR] [--parts quality,time]
 #                          [--cases NAME,...] [--configs NAME,...] [--reps R]
-#                          [--stencils 2d-5point,3d-7point]
+#                          [--stencils 2d-5point,3d-7point] [--reuse-measured]
 #   bench/stencil_bench.sh --parts table --out DIR --from DIR1,DIR2,...
 #     rebuilds DIR/stencil_time.{csv,md} from the outputs of earlier time
 #     runs (each with its own --out and --configs), simulating nothing.
 #     A configuration too long for one process can run its two stencils at
-#     once, as two runs with their own --out and one --stencils each.
+#     once, as two runs with their own --out and one --stencils each; the
+#     second can take the first's measured costs (copy DIR/stencil/time/
+#     CONFIG/measured into its --out, then --reuse-measured).
 # quality: 16 grid/machine cases up to 65,536 ranks (synthetic machines,
 #   bench/stencil_bench.py lists them): the stencil objective, the
 #   neighbour pairs that cross nodes and racks, and those of the busiest
