@@ -7,7 +7,9 @@ SMPI built-in selector, with the link bound of the platform.
 NAME: the run's title (platform, layout, ranks); DIR holds coll_latency's
 CSV for each selector (SELECTOR.csv, native rows) and for rankshape
 (rankshape.csv), platform.xml (the SimGrid platform it ran on) and ranks
-(the rank count).
+(the rank count); SELECTOR.deadlocks, where present, lists the
+collectives and sizes at which that selector's own algorithm deadlocked
+in SimGrid (shown as "deadlock", left out of the best built-in).
 
 The link bound is the time the busiest shared link needs for the bytes
 that must cross it whatever the algorithm (full-duplex node links,
@@ -125,6 +127,21 @@ def read_run(directory):
     return rows
 
 
+def read_deadlocks(directory):
+    """{(collective, bytes): [selector]} from SELECTOR.deadlocks (written by
+    coll_selectors.sh where SimGrid found the selector's own algorithm
+    deadlocked)."""
+    out = {}
+    for s in SELECTORS:
+        path = os.path.join(directory, s + ".deadlocks")
+        if os.path.exists(path):
+            for line in open(path):
+                if line.strip():
+                    c, b = line.strip().split(",")
+                    out.setdefault((c, int(b)), []).append(s)
+    return out
+
+
 def main(argv):
     if len(argv) < 5:
         sys.exit(__doc__)
@@ -155,6 +172,7 @@ def main(argv):
             with open(os.path.join(directory, "ranks")) as r:
                 ranks = int(r.read())
             rows = read_run(directory)
+            deadlocks = read_deadlocks(directory)
             details += [f"### {name}", "",
                         "| collective | size | " + " | ".join(f"{s} us" for s in SELECTORS) +
                         " | best | rankshape us | rankshape / best | speedup vs ompi | bound us | "
@@ -183,7 +201,9 @@ def main(argv):
                             f"{bound:.9f}" if bound else ""])
                 details.append(
                     f"| {collective} | {size_name(b)} | " +
-                    " | ".join(f"{builtin[s] * 1e6:.1f}" if s in builtin else "" for s in SELECTORS) +
+                    " | ".join(f"{builtin[s] * 1e6:.1f}" if s in builtin else
+                               "deadlock" if s in deadlocks.get((collective, b), []) else ""
+                               for s in SELECTORS) +
                     f" | {best} | {ours * 1e6:.1f} | {ratio:.2f} | {speedup:.2f} | " +
                     (f"{bound * 1e6:.1f} | {100 * bound / ours:.0f}%" if bound and b >= BIG
                      else " | ") +
