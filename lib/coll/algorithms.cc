@@ -335,18 +335,40 @@ void hand_to_root(const void* result, void* recv, int count, MPI_Datatype type, 
   }
 }
 
+// Where a reduction tree hangs and what this rank feeds into it. A
+// commutative op may be combined in any order: the tree hangs from the
+// root. Otherwise it hangs from rank 0 over real ranks, so that every
+// subtree is a run of consecutive ranks, and rank 0 sends to the root.
+struct ReduceTree {
+  ReduceTree(const void* send_buffer, void* recv_buffer, MPI_Datatype type, MPI_Op op, int root,
+             const Shape& s)
+      : l(layout_of(type)),
+        is_root(s.me == root),
+        in(is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer),
+        any_order(commutative(op)),
+        top(any_order ? root : 0),
+        v((s.me - top + s.p) % s.p),
+        p(s.p) {}
+  /// The real rank of tree position x.
+  int real(int x) const { return (x + top) % p; }
+
+  Layout l;
+  bool is_root;
+  const void* in;  // this rank's data
+  bool any_order;
+  int top;  // the tree's root
+  int v;    // this rank's position, relative to top
+  int p;
+};
+
 void binomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Datatype type,
                      MPI_Op op, int root, MPI_Comm comm, const Shape& s) {
-  const Layout l = layout_of(type);
-  const bool is_root = s.me == root;
-  const void* in = is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer;
-  // A commutative op may be combined in any order: the tree hangs from the
-  // root. Otherwise it hangs from rank 0 over real ranks, so that every
-  // subtree is a run of consecutive ranks, and rank 0 sends to the root.
-  const bool any_order = commutative(op);
-  const int top = any_order ? root : 0;
-  const int v = (s.me - top + s.p) % s.p;
-  auto real = [&](int x) { return (x + top) % s.p; };
+  const ReduceTree t(send_buffer, recv_buffer, type, op, root, s);
+  const Layout& l = t.l;
+  const bool is_root = t.is_root, any_order = t.any_order;
+  const void* in = t.in;
+  const int top = t.top, v = t.v;
+  auto real = [&](int x) { return t.real(x); };
   const bool receives = v % 2 == 0 && v + 1 < s.p;
   const bool acc_is_recv = any_order && is_root;  // accumulate in place
   TypedBuffer a(receives && !acc_is_recv ? count : 0, l), b(receives ? count : 0, l);
@@ -381,13 +403,12 @@ void binomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_
 // combined in rank order.
 void knomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Datatype type,
                     MPI_Op op, int root, MPI_Comm comm, const Shape& s) {
-  const Layout l = layout_of(type);
-  const bool is_root = s.me == root;
-  const void* in = is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer;
-  const bool any_order = commutative(op);
-  const int top = any_order ? root : 0;
-  const int v = (s.me - top + s.p) % s.p;
-  auto real = [&](int x) { return (x + top) % s.p; };
+  const ReduceTree t(send_buffer, recv_buffer, type, op, root, s);
+  const Layout& l = t.l;
+  const bool is_root = t.is_root, any_order = t.any_order;
+  const void* in = t.in;
+  const int top = t.top, v = t.v;
+  auto real = [&](int x) { return t.real(x); };
   const int below = knomial_children_below(v, s.p);
   const bool receives = v + 1 < s.p && below > 1;
   const bool acc_is_recv = any_order && is_root;
