@@ -52,6 +52,15 @@ THREE_LEVELS = """<?xml version='1.0'?>
 """
 
 
+def two_level_run(d):
+    """A run folder under d: the 2-level platform, 8 ranks."""
+    run = os.path.join(d, "run")
+    os.mkdir(run)
+    write(os.path.join(run, "platform.xml"), TWO_LEVELS)
+    write(os.path.join(run, "ranks"), "8\n")
+    return run
+
+
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)
@@ -91,10 +100,7 @@ class BoundTest(unittest.TestCase):
 class ReportTest(unittest.TestCase):
     def test_table_compares_with_the_best_builtin(self):
         with tempfile.TemporaryDirectory() as d:
-            run = os.path.join(d, "run")
-            os.mkdir(run)
-            write(os.path.join(run, "platform.xml"), TWO_LEVELS)
-            write(os.path.join(run, "ranks"), "8\n")
+            run = two_level_run(d)
             times = {"ompi": 0.004, "mpich": 0.003, "mvapich2": 0.002, "impi": 0.005}
             for s, t in times.items():
                 write(os.path.join(run, s + ".csv"),
@@ -122,10 +128,7 @@ class ReportTest(unittest.TestCase):
 
     def test_allreduce_slower_than_reduce_and_bcast_is_reported(self):
         with tempfile.TemporaryDirectory() as d:
-            run = os.path.join(d, "run")
-            os.mkdir(run)
-            write(os.path.join(run, "platform.xml"), TWO_LEVELS)
-            write(os.path.join(run, "ranks"), "8\n")
+            run = two_level_run(d)
             rows = {"bcast": 1.0, "reduce": 2.0, "allreduce": 3.5}
             header = "collective,bytes,mode,label,seconds,choice\n"
             write(os.path.join(run, "ompi.csv"), header + "".join(
@@ -140,10 +143,7 @@ class ReportTest(unittest.TestCase):
 
     def test_a_selector_that_deadlocked_is_named_and_left_out(self):
         with tempfile.TemporaryDirectory() as d:
-            run = os.path.join(d, "run")
-            os.mkdir(run)
-            write(os.path.join(run, "platform.xml"), TWO_LEVELS)
-            write(os.path.join(run, "ranks"), "8\n")
+            run = two_level_run(d)
             header = "collective,bytes,mode,label,seconds,choice\n"
             write(os.path.join(run, "ompi.csv"), header + "reduce,1024,native,ompi,0.004,\n")
             write(os.path.join(run, "mvapich2.csv"), header)

@@ -404,34 +404,29 @@ void binomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_
 void knomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Datatype type,
                     MPI_Op op, int root, MPI_Comm comm, const Shape& s) {
   const ReduceTree t(send_buffer, recv_buffer, type, op, root, s);
-  const Layout& l = t.l;
-  const bool is_root = t.is_root, any_order = t.any_order;
-  const void* in = t.in;
-  const int top = t.top, v = t.v;
-  auto real = [&](int x) { return t.real(x); };
-  const int below = knomial_children_below(v, s.p);
-  const bool receives = v + 1 < s.p && below > 1;
-  const bool acc_is_recv = any_order && is_root;
-  TypedBuffer a(receives && !acc_is_recv ? count : 0, l);
+  const int below = knomial_children_below(t.v, s.p);
+  const bool receives = t.v + 1 < s.p && below > 1;
+  const bool acc_is_recv = t.any_order && t.is_root;
+  TypedBuffer a(receives && !acc_is_recv ? count : 0, t.l);
   std::vector<TypedBuffer> children;
   if (receives) {
     children.reserve(kRadix - 1);  // no copies: a TypedBuffer points into itself
-    for (int d = 1; d < kRadix; ++d) children.emplace_back(count, l);
+    for (int d = 1; d < kRadix; ++d) children.emplace_back(count, t.l);
   }
-  const void* partial = in;
+  const void* partial = t.in;
   void* acc = nullptr;
   if (receives || acc_is_recv) {
     acc = acc_is_recv ? recv_buffer : a.get();
-    copy(in, acc, count, type, l);
+    copy(t.in, acc, count, type, t.l);
     partial = acc;
   }
   std::vector<MPI_Request> got;
-  for (int place = 1; place < below && v + place < s.p; place *= kRadix) {
+  for (int place = 1; place < below && t.v + place < s.p; place *= kRadix) {
     got.clear();
-    for (int d = 1; d < kRadix && v + d * place < s.p; ++d) {
+    for (int d = 1; d < kRadix && t.v + d * place < s.p; ++d) {
       got.emplace_back();
       check(MPI_Irecv(children[static_cast<std::size_t>(d - 1)].get(), count, type,
-                      real(v + d * place), kTag, comm, &got.back()),
+                      t.real(t.v + d * place), kTag, comm, &got.back()),
             "MPI_Irecv");
     }
     check(MPI_Waitall(static_cast<int>(got.size()), got.data(), MPI_STATUSES_IGNORE),
@@ -439,16 +434,16 @@ void knomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_D
     for (std::size_t d = 0; d < got.size(); ++d) {
       // acc holds the run up to this child's: acc = acc op child.
       void* child = children[d].get();
-      if (any_order) {
+      if (t.any_order) {
         combine(child, acc, count, type, op);
       } else {
         combine(acc, child, count, type, op);
-        copy(child, acc, count, type, l);
+        copy(child, acc, count, type, t.l);
       }
     }
   }
-  if (v != 0) send_to(partial, count, type, real(knomial_parent(v).first), comm);
-  hand_to_root(partial, recv_buffer, count, type, l, s.me == top, is_root, top, root, comm);
+  if (t.v != 0) send_to(partial, count, type, t.real(knomial_parent(t.v).first), comm);
+  hand_to_root(partial, recv_buffer, count, type, t.l, s.me == t.top, t.is_root, t.top, root, comm);
 }
 
 // The chain runs from the far end (v = p - 1) to its head (v = 0), v
