@@ -200,10 +200,7 @@ void binomial_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Co
   }
 }
 
-// The radix of the k-nomial trees: MVAPICH2's default between nodes. A
-// round costs one latency for k - 1 messages, where a binomial tree pays
-// one per message: log_k(p) rounds instead of log_2(p).
-constexpr int kRadix = 4;
+constexpr int kRadix = kKnomialRadix;
 
 // v's parent in the k-nomial tree over relative ranks (v > 0), and the
 // place value of the digit that links them: v = parent + d * place.
@@ -364,30 +361,25 @@ struct ReduceTree {
 void binomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Datatype type,
                      MPI_Op op, int root, MPI_Comm comm, const Shape& s) {
   const ReduceTree t(send_buffer, recv_buffer, type, op, root, s);
-  const Layout& l = t.l;
-  const bool is_root = t.is_root, any_order = t.any_order;
-  const void* in = t.in;
-  const int top = t.top, v = t.v;
-  auto real = [&](int x) { return t.real(x); };
-  const bool receives = v % 2 == 0 && v + 1 < s.p;
-  const bool acc_is_recv = any_order && is_root;  // accumulate in place
-  TypedBuffer a(receives && !acc_is_recv ? count : 0, l), b(receives ? count : 0, l);
-  const void* partial = in;  // what this rank holds: its own data, then more
+  const bool receives = t.v % 2 == 0 && t.v + 1 < s.p;
+  const bool acc_is_recv = t.any_order && t.is_root;  // accumulate in place
+  TypedBuffer a(receives && !acc_is_recv ? count : 0, t.l), b(receives ? count : 0, t.l);
+  const void* partial = t.in;  // what this rank holds: its own data, then more
   void* acc = nullptr;
   void* scratch = b.get();
   if (receives || acc_is_recv) {
     acc = acc_is_recv ? recv_buffer : a.get();
-    copy(in, acc, count, type, l);
+    copy(t.in, acc, count, type, t.l);
     partial = acc;
   }
   for (int mask = 1; mask < s.p; mask <<= 1) {
-    if (v & mask) {
-      send_to(partial, count, type, real(v - mask), comm);
+    if (t.v & mask) {
+      send_to(partial, count, type, t.real(t.v - mask), comm);
       break;
     }
-    if (v + mask >= s.p) continue;
-    receive_from(scratch, count, type, real(v + mask), comm);
-    if (any_order) {
+    if (t.v + mask >= s.p) continue;
+    receive_from(scratch, count, type, t.real(t.v + mask), comm);
+    if (t.any_order) {
       combine(scratch, acc, count, type, op);
     } else {
       combine(acc, scratch, count, type, op);  // scratch = acc op child
@@ -395,7 +387,7 @@ void binomial_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_
       partial = acc;
     }
   }
-  hand_to_root(partial, recv_buffer, count, type, l, s.me == top, is_root, top, root, comm);
+  hand_to_root(partial, recv_buffer, count, type, t.l, s.me == t.top, t.is_root, t.top, root, comm);
 }
 
 // As binomial_reduce, over a k-nomial tree: a round's children (the runs

@@ -34,6 +34,11 @@ enum class Algorithm {
   kRabenseifner,       // allreduce, reduce: recursive halving, then recursive doubling
 };
 
+/// The radix of the k-nomial trees (kKnomial): MVAPICH2's default between
+/// nodes. A round costs one latency for radix - 1 messages, where a
+/// binomial tree pays one per message: log_radix(p) rounds, not log_2(p).
+inline constexpr int kKnomialRadix = 4;
+
 /// "native", "binomial", "knomial", "scatter-allgather", "chain",
 /// "recursive-doubling", "ring", "rabenseifner".
 std::string_view algorithm_name(Algorithm a);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "lib/coll/algorithms.h"
+
 namespace rankshape::coll {
 namespace {
 
@@ -31,12 +33,12 @@ double binomial(int n, const LinkCost& l, Bytes bytes) {
   return t;
 }
 
-// A k-nomial tree (radix 4, as lib/coll/algorithms.cc builds it): rounds
-// from the root out, each a parent's messages to up to 3 children sent at
+// A k-nomial tree (as lib/coll/algorithms.cc builds it): rounds from the
+// root out, each a parent's messages to up to radix - 1 children sent at
 // once (one latency; their bytes queue on its link), plus combining them
 // (gamma: 0 for a bcast).
 double knomial(int n, double m, const LinkCost& l, double gamma) {
-  constexpr int kRadix = 4;
+  constexpr int kRadix = kKnomialRadix;
   int top = 1;
   while (top < n) top *= kRadix;
   double t = 0;
