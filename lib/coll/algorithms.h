@@ -25,8 +25,8 @@ namespace rankshape::coll {
 
 enum class Algorithm {
   kNative,
-  kBinomial,           // bcast, reduce: binomial tree
-  kKnomial,            // bcast, reduce: 4-nomial tree, a round's messages at once
+  kBinomial,           // bcast, reduce (allreduce: both): binomial tree
+  kKnomial,            // the same, 4-nomial tree, a round's messages at once
   kScatterAllgather,   // bcast: binomial scatter, then ring allgather
   kChain,              // bcast, reduce: pipelined chain of segments
   kRecursiveDoubling,  // allreduce
@@ -57,7 +57,8 @@ void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int ro
 /// be MPI_IN_PLACE at the root.
 void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
                   MPI_Op op, int root, MPI_Comm comm, std::int64_t segment_bytes = 0);
-/// kNative, kRecursiveDoubling, kRing, kRabenseifner. send may be
+/// kNative, kRecursiveDoubling, kRing, kRabenseifner, and kBinomial or
+/// kKnomial: that tree's reduce to rank 0, then its bcast. send may be
 /// MPI_IN_PLACE.
 void level_allreduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
                      MPI_Op op, MPI_Comm comm);

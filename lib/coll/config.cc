@@ -20,7 +20,10 @@ std::vector<Algorithm> level_choices(Collective c, bool top) {
     case Collective::kReduce:
       return {A::kNative, A::kBinomial, A::kKnomial, A::kChain, A::kRabenseifner};
     case Collective::kAllreduce:
-      if (top) return {A::kNative, A::kRecursiveDoubling, A::kRing, A::kRabenseifner};
+      if (top) {
+        return {A::kNative,       A::kRecursiveDoubling, A::kRing,
+                A::kRabenseifner, A::kBinomial,          A::kKnomial};
+      }
       return {A::kNative, A::kBinomial, A::kKnomial, A::kChain};
     default:
       return {A::kNative};

@@ -47,10 +47,11 @@ struct Config {
   /// False: the MPI library's collective on the whole communicator.
   bool hierarchical = false;
   /// Per level, finest first and the top last (depth + 1 entries); empty:
-  /// native at every level. Only bcast (native, binomial,
-  /// scatter-allgather, chain), reduce (native, binomial) and allreduce
-  /// (below the top: native, binomial, used up and down; at the top:
-  /// native, recursive doubling, ring, Rabenseifner) use them.
+  /// native at every level. Only bcast (native, binomial, knomial,
+  /// scatter-allgather, chain), reduce (native, binomial, knomial, chain,
+  /// Rabenseifner) and allreduce (below the top: native, binomial, knomial,
+  /// chain, used up and down; at the top: native, recursive doubling, ring,
+  /// Rabenseifner, binomial, knomial) use them.
   std::vector<Algorithm> levels;
   /// > 0: the levels are pipelined over segments of about this many bytes
   /// (bcast, reduce and allreduce, native algorithm at every level).

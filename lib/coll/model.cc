@@ -110,6 +110,9 @@ double allreduce_cost(A a, int n, double m, const LinkCost& l, double gamma) {
   const double rabenseifner =
       2 * k * l.alpha + 2.0 * (n - 1) / n * m * l.loaded() + (n - 1.0) / n * m * gamma;
   switch (a) {
+    case A::kBinomial:
+    case A::kKnomial:
+      return reduce_cost(a, n, m, l, gamma) + bcast_cost(a, n, m, l, 0);
     case A::kRecursiveDoubling:
       return doubling;
     case A::kRing:

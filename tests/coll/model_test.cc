@@ -53,9 +53,9 @@ TEST(ConfigTest, CandidatesCoverEveryLevelChoiceAndOnlyUsefulPipelines) {
   EXPECT_EQ(candidates(Collective::kBcast, 2, 0).size(), 1u + 125u);
   EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 10).size(), 1u + 125u + 1u);
   EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20).size(), 1u + 125u + 5u);
-  // allreduce: native, binomial, k-nomial or chain below the top, four
+  // allreduce: native, binomial, k-nomial or chain below the top, six
   // choices at the top; reduce: five choices per level.
-  EXPECT_EQ(candidates(Collective::kAllreduce, 1, 0).size(), 1u + 4u * 4u);
+  EXPECT_EQ(candidates(Collective::kAllreduce, 1, 0).size(), 1u + 4u * 6u);
   EXPECT_EQ(candidates(Collective::kReduce, 1, 0).size(), 1u + 5u * 5u);
   // gather: native or hierarchical (native levels) only.
   EXPECT_EQ(candidates(Collective::kGather, 2, 1 << 20).size(), 2u);
@@ -179,6 +179,13 @@ TEST(ModelTest, KnomialTreesPayFewerLatenciesForSmallMessages) {
             predict(Collective::kBcast, binomial, m, 1 << 20));
   EXPECT_LT(predict(Collective::kReduce, knomial, m, 8),
             predict(Collective::kReduce, binomial, m, 8));
+  // At the top of an allreduce a tree is its reduce then its bcast: the
+  // allreduce's candidates include its own reduce followed by bcast.
+  for (const Config& tree : {knomial, binomial}) {
+    EXPECT_NEAR(predict(Collective::kAllreduce, tree, m, 8),
+                predict(Collective::kReduce, tree, m, 8) + predict(Collective::kBcast, tree, m, 8),
+                1e-12);
+  }
 }
 
 TEST(ModelTest, ScatteredGroupsMakeNativePayTheSlowLink) {
