@@ -72,6 +72,7 @@
 #include <vector>
 
 #include "cmd/mpi_main.h"
+#include "lib/coll/dispatch.h"
 #include "lib/coll/workload.h"
 #include "lib/io/atomic_file.h"
 #include "lib/io/formats.h"
@@ -274,8 +275,9 @@ std::vector<KernelRow> time_kernels(const ShapedComm& s, const Ordering& o, cons
         coll::Workload w(collective, bytes, s.fibre(k).get());
         for (const std::string& impl : a.impls) {
           const bool native = impl == "native";
-          const double t = coll::time_collective(
-              all, a.warmup, a.reps, [&] { native ? w.run_native() : w.run_dispatched(); });
+          const double t = coll::time_collective(all, a.warmup, a.reps, [&] {
+            native ? w.run_native() : w.run(coll::dispatch::calls());
+          });
           // The objective's part for this dimension: its worst fibre, or
           // its link load when larger and the objective counts it.
           const auto uk = static_cast<std::size_t>(k);
@@ -299,7 +301,7 @@ std::vector<KernelRow> time_kernels(const ShapedComm& s, const Ordering& o, cons
       for (const std::string& impl : a.impls) {
         const bool native = impl == "native";
         const double t = coll::time_collective(all, a.warmup, a.reps, [&] {
-          for (coll::Workload& w : steps) native ? w.run_native() : w.run_dispatched();
+          for (coll::Workload& w : steps) native ? w.run_native() : w.run(coll::dispatch::calls());
         });
         rows.push_back({o.name, name, impl, -1, bytes, t, o.evaluation.value.primary, links});
       }

@@ -1,5 +1,6 @@
 #include "lib/coll/dispatch.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "lib/coll/calibrate.h"
 #include "lib/coll/collectives.h"
@@ -20,6 +23,7 @@
 #include "lib/coll/model.h"
 #include "lib/coll/pipeline.h"
 #include "lib/coll/table.h"
+#include "lib/coll/workload.h"
 #include "lib/mpi/error.h"
 
 namespace rankshape::coll::dispatch {
@@ -76,12 +80,64 @@ struct Decision {
   std::string description;
 };
 
+thread_local std::vector<Trial> trials;
+
+// Messages of up to 2^k bytes, for k = size_class: one trial each.
+std::int64_t size_class(std::int64_t bytes) {
+  std::int64_t k = 0;
+  while (k < 62 && (std::int64_t{1} << k) < bytes) ++k;
+  return k;
+}
+
+// Beyond this many bytes of buffers per rank a trial would double the
+// program's memory for long: the model alone chooses.
+constexpr std::int64_t kTrialFootprint = std::int64_t{64} << 20;
+// Hierarchical configurations tried beside native, the model's best first.
+constexpr std::size_t kTried = 2;
+
+// Times native and the model's kTried best hierarchical configurations
+// for c with `bytes` on comm (median of 3 after a warm-up, the slowest
+// rank's) and returns the fastest; native when none beats it. The same on
+// every rank: the times are agreed.
+Config fastest(MPI_Comm comm, const Hierarchy& h, const Model& model, Collective c,
+               std::int64_t bytes) {
+  std::vector<std::pair<double, Config>> ranked;
+  for (const Config& config : candidates(c, h.depth(), bytes, model.pipelines)) {
+    if (config.hierarchical) ranked.emplace_back(predict(c, config, model, bytes), config);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<Config> tried = {Config{}};
+  for (std::size_t i = 0; i < ranked.size() && i < kTried; ++i) tried.push_back(ranked[i].second);
+  Workload work(c, bytes, comm);
+  trials.clear();
+  Config best;
+  double best_seconds = 0;
+  for (const Config& config : tried) {
+    const double t = time_collective(comm, 1, 3, [&] {
+      if (config.hierarchical) {
+        work.run_hierarchical(h, config);
+      } else {
+        work.run_native();
+      }
+    });
+    trials.push_back({config.describe(), t});
+    if (trials.size() == 1 || t < best_seconds) {
+      best = config;
+      best_seconds = t;
+    }
+  }
+  return best;
+}
+
 // What a communicator's calls need, built once by its first call.
 struct Context {
   std::optional<Hierarchy> hierarchy;  // empty: one node, native only
   Model model;
   TuningTable table;
   std::unordered_map<Key, Decision, KeyHash> decisions;
+  // The winners of trials, keyed by collective and size_class.
+  std::unordered_map<Key, Config, KeyHash> verdicts;
 };
 
 // Contexts alive; freed with their communicator, or at MPI_Finalize (the
@@ -259,9 +315,20 @@ const Hierarchy* decide(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op 
     }
     std::optional<Config> tuned;
     if (s.mode == Mode::kAuto) tuned = context->table.lookup(c, level_sizes(h), bytes);
-    it->second.config =
-        tuned ? *tuned
-              : choose(c, context->model, bytes, 0.05, s.mode == Mode::kHierarchical).config;
+    const bool try_them = s.mode == Mode::kAuto && !tuned &&
+                          Workload::footprint(c, bytes, h.size()) <= kTrialFootprint;
+    if (tuned) {
+      it->second.config = *tuned;
+    } else if (try_them) {
+      // Once per collective and size class; every rank gets here in the
+      // same call (MPI orders collectives), so all can time them together.
+      auto [verdict, fresh] = context->verdicts.try_emplace(Key{c, size_class(bytes)});
+      if (fresh) verdict->second = fastest(comm, h, context->model, c, bytes);
+      it->second.config = verdict->second;
+    } else {
+      it->second.config =
+          choose(c, context->model, bytes, 0.05, s.mode == Mode::kHierarchical).config;
+    }
     it->second.description = it->second.config.describe();
   }
   last = it->second.description;
@@ -280,6 +347,7 @@ int run(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op op, Native nativ
   if (inside) return native();
   Inside guard;
   last = kNative;
+  trials.clear();
   int code = MPI_SUCCESS;
   try {
     int size = 0;
@@ -406,6 +474,13 @@ int barrier(MPI_Comm comm) {
       [&](const Hierarchy& h, const Config&) { return coll::barrier(h); });
 }
 
+const Calls& calls() {
+  static const Calls all = {
+      bcast,    reduce, allreduce, gather, scatter, allgather, reduce_scatter_block,
+      alltoall, barrier};
+  return all;
+}
+
 void set_groups(MPI_Comm comm, std::vector<std::vector<int>> groups) {
   Inside guard;
   if (find(comm)) throw std::logic_error("set_groups: the communicator already has a context");
@@ -413,6 +488,8 @@ void set_groups(MPI_Comm comm, std::vector<std::vector<int>> groups) {
 }
 
 const std::string& last_choice() { return last; }
+
+const std::vector<Trial>& last_trials() { return trials; }
 
 std::size_t contexts() { return alive().size(); }
 

@@ -6,16 +6,25 @@
 // caches it on the communicator (an MPI attribute, freed with it): the
 // hierarchy (sockets and nodes, Hierarchy::machine_groups, or the groups
 // given to set_groups), per-level cost parameters fitted from a short measurement,
-// and the rows of the tuning table for its level sizes. Every rank makes
+// and the rows of the tuning table for its level sizes. Where the table
+// has no row, the first call of each collective in each size class (up to
+// 2^k bytes) is a trial: the MPI library's own call and the cost model's
+// two best hierarchical configurations are timed on scratch buffers of
+// that size (3 runs each after a warm-up, the slowest rank's median) and
+// the fastest serves every later call of the class; native wins ties. A
+// model misjudges the MPI library's own algorithms, so it never overrules
+// native unmeasured (issue 28's "no regression"). Trials are skipped for
+// buffers over 64 MiB per rank. Every rank makes
 // the same choice: the inputs are agreed on when the context is built and
 // the choice depends only on values that MPI requires to match (message
 // size in bytes, operation, root).
 //
 // Environment (read once, at the first call):
 //   RANKSHAPE_COLL=auto|hierarchical|native   auto (default): the tuning
-//       table, else the cost model, falls back to native when neither
-//       predicts a gain; hierarchical: always the hierarchical path when the
-//       communicator spans several nodes (for tests); native: never.
+//       table, else a trial (above), else the cost model, which falls back
+//       to native when it predicts no gain; hierarchical: always the
+//       hierarchical path when the communicator spans several nodes (for
+//       tests); native: never.
 //   RANKSHAPE_COLL_TABLE=FILE   a tuning table written by coll_tune.
 //   RANKSHAPE_COLL_GROUPS=blocks:N|dealt:N   pretend that nodes are blocks
 //       of N consecutive ranks, or ranks dealt round-robin over N nodes
@@ -32,6 +41,8 @@
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "lib/coll/workload.h"
 
 namespace rankshape::coll::dispatch {
 
@@ -51,6 +62,9 @@ int alltoall(const void* send, int send_count, MPI_Datatype send_type, void* rec
              MPI_Datatype recv_type, MPI_Comm comm);
 int barrier(MPI_Comm comm);
 
+/// The functions above, for Workload::run.
+const Calls& calls();
+
 /// Collective: give comm an explicit hierarchy (group tables as for
 /// Hierarchy, finest first) before its first dispatched call, e.g. nodes
 /// and racks known from measurement. Throws std::invalid_argument for
@@ -60,6 +74,18 @@ void set_groups(MPI_Comm comm, std::vector<std::vector<int>> groups);
 /// What the last dispatched call on this thread ran: "native" or
 /// "hierarchical" followed by its configuration (for tests and reports).
 const std::string& last_choice();
+
+/// One alternative timed in a trial: its configuration (Config::describe)
+/// and seconds.
+struct Trial {
+  std::string config;
+  double seconds = 0;
+};
+
+/// The alternatives the last dispatched call on this thread timed to make
+/// its choice, native first; empty when it made none (the choice was
+/// known, or came from a table or the model alone).
+const std::vector<Trial>& last_trials();
 
 /// Communicators that hold a context now (for tests: contexts are built
 /// once per communicator and freed with it).

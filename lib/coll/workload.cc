@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "lib/coll/collectives.h"
-#include "lib/coll/dispatch.h"
 #include "lib/mpi/error.h"
 
 namespace rankshape::coll {
@@ -58,72 +57,50 @@ Workload::Workload(Collective c, std::int64_t bytes, MPI_Comm comm) : c_(c), com
   recv_.assign(static_cast<std::size_t>(recv), 0);
 }
 
-void Workload::run_native() {
+const Calls& native_calls() {
+  static const Calls calls = {PMPI_Bcast,
+                              PMPI_Reduce,
+                              PMPI_Allreduce,
+                              PMPI_Gather,
+                              PMPI_Scatter,
+                              PMPI_Allgather,
+                              PMPI_Reduce_scatter_block,
+                              PMPI_Alltoall,
+                              PMPI_Barrier};
+  return calls;
+}
+
+void Workload::run(const Calls& calls) {
   void* s = send_.data();
   void* r = recv_.data();
   switch (c_) {
     case Collective::kBcast:
-      check(PMPI_Bcast(r, count_, type_, root_, comm_), "MPI_Bcast");
+      check(calls.bcast(r, count_, type_, root_, comm_), "MPI_Bcast");
       break;
     case Collective::kReduce:
-      check(PMPI_Reduce(s, r, count_, type_, MPI_SUM, root_, comm_), "MPI_Reduce");
+      check(calls.reduce(s, r, count_, type_, MPI_SUM, root_, comm_), "MPI_Reduce");
       break;
     case Collective::kAllreduce:
-      check(PMPI_Allreduce(s, r, count_, type_, MPI_SUM, comm_), "MPI_Allreduce");
+      check(calls.allreduce(s, r, count_, type_, MPI_SUM, comm_), "MPI_Allreduce");
       break;
     case Collective::kGather:
-      check(PMPI_Gather(s, count_, type_, r, count_, type_, root_, comm_), "MPI_Gather");
+      check(calls.gather(s, count_, type_, r, count_, type_, root_, comm_), "MPI_Gather");
       break;
     case Collective::kScatter:
-      check(PMPI_Scatter(s, count_, type_, r, count_, type_, root_, comm_), "MPI_Scatter");
+      check(calls.scatter(s, count_, type_, r, count_, type_, root_, comm_), "MPI_Scatter");
       break;
     case Collective::kAllgather:
-      check(PMPI_Allgather(s, count_, type_, r, count_, type_, comm_), "MPI_Allgather");
+      check(calls.allgather(s, count_, type_, r, count_, type_, comm_), "MPI_Allgather");
       break;
     case Collective::kReduceScatterBlock:
-      check(PMPI_Reduce_scatter_block(s, r, count_, type_, MPI_SUM, comm_),
+      check(calls.reduce_scatter_block(s, r, count_, type_, MPI_SUM, comm_),
             "MPI_Reduce_scatter_block");
       break;
     case Collective::kAlltoall:
-      check(PMPI_Alltoall(s, count_, type_, r, count_, type_, comm_), "MPI_Alltoall");
+      check(calls.alltoall(s, count_, type_, r, count_, type_, comm_), "MPI_Alltoall");
       break;
     case Collective::kBarrier:
-      check(PMPI_Barrier(comm_), "MPI_Barrier");
-      break;
-  }
-}
-
-void Workload::run_dispatched() {
-  void* s = send_.data();
-  void* r = recv_.data();
-  namespace d = dispatch;
-  switch (c_) {
-    case Collective::kBcast:
-      check(d::bcast(r, count_, type_, root_, comm_), "bcast");
-      break;
-    case Collective::kReduce:
-      check(d::reduce(s, r, count_, type_, MPI_SUM, root_, comm_), "reduce");
-      break;
-    case Collective::kAllreduce:
-      check(d::allreduce(s, r, count_, type_, MPI_SUM, comm_), "allreduce");
-      break;
-    case Collective::kGather:
-      check(d::gather(s, count_, type_, r, count_, type_, root_, comm_), "gather");
-      break;
-    case Collective::kScatter:
-      check(d::scatter(s, count_, type_, r, count_, type_, root_, comm_), "scatter");
-      break;
-    case Collective::kAllgather:
-      check(d::allgather(s, count_, type_, r, count_, type_, comm_), "allgather");
-      break;
-    case Collective::kReduceScatterBlock:
-      check(d::reduce_scatter_block(s, r, count_, type_, MPI_SUM, comm_), "reduce_scatter_block");
-      break;
-    case Collective::kAlltoall:
-      check(d::alltoall(s, count_, type_, r, count_, type_, comm_), "alltoall");
-      break;
-    case Collective::kBarrier:
-      check(d::barrier(comm_), "barrier");
+      check(calls.barrier(comm_), "MPI_Barrier");
       break;
   }
 }

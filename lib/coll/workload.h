@@ -1,7 +1,8 @@
 // One collective call of a given size, ready to run repeatedly and to be
 // timed: buffers sized for the collective on a communicator, and the call
-// run three ways (the MPI library's own, dispatch.h's choice, or a given
-// hierarchical configuration). Used by coll_tune and the benchmarks.
+// run through a set of entry points (the MPI library's own, or dispatch.h's
+// choice) or with a given hierarchical configuration. Used by calibrate.h,
+// coll_tune and the benchmarks.
 // Reductions use MPI_INT and MPI_SUM (bytes rounded down to whole ints, at
 // least one); the others move MPI_BYTE.
 #ifndef RANKSHAPE_LIB_COLL_WORKLOAD_H_
@@ -17,15 +18,29 @@
 
 namespace rankshape::coll {
 
+/// Entry points with MPI's signatures: the MPI library's own (PMPI_,
+/// native_calls()) or dispatch::calls().
+struct Calls {
+  int (*bcast)(void*, int, MPI_Datatype, int, MPI_Comm);
+  int (*reduce)(const void*, void*, int, MPI_Datatype, MPI_Op, int, MPI_Comm);
+  int (*allreduce)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+  int (*gather)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, MPI_Comm);
+  int (*scatter)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, MPI_Comm);
+  int (*allgather)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm);
+  int (*reduce_scatter_block)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+  int (*alltoall)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm);
+  int (*barrier)(MPI_Comm);
+};
+const Calls& native_calls();
+
 class Workload {
  public:
   /// bytes: per message (bcast, reduce, allreduce), per block (the others).
   Workload(Collective c, std::int64_t bytes, MPI_Comm comm);
 
-  /// PMPI_ call on comm.
-  void run_native();
-  /// dispatch::X on comm.
-  void run_dispatched();
+  /// The call through `calls` on comm.
+  void run(const Calls& calls);
+  void run_native() { run(native_calls()); }
   /// collectives.h on h with config.
   void run_hierarchical(const Hierarchy& h, const Config& config);
 

@@ -1,6 +1,7 @@
 // dispatch.h: results equal MPI's whatever it chooses, every rank makes
 // the same choice, a tuning table's winners are used, contexts are built
-// once per communicator and freed with it.
+// once per communicator and freed with it; calibrate_native and the
+// benchmarks' timing.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -196,6 +197,42 @@ TEST(DispatchTest, ResultsMatchMpiWhateverTheChoice) {
     }
     ASSERT_EQ(dispatch::barrier(c), MPI_SUCCESS);
   }
+}
+
+// Without a table row, the first call of a size class times native and
+// the model's best hierarchical configurations and keeps the fastest.
+TEST(DispatchTest, TrialsKeepTheFastestOncePerSizeClass) {
+  const auto groups = blocks_of(2);
+  const Comm comm(groups);
+  const bool useful = Hierarchy(MPI_COMM_WORLD, groups).useful();
+  std::vector<int> send(1000, 1), recv(1000, 0);
+  const auto reduce = [&](int count) {
+    ASSERT_EQ(dispatch::reduce(send.data(), recv.data(), count, MPI_INT, MPI_SUM, 0, comm.get()),
+              MPI_SUCCESS);
+  };
+  reduce(100);  // 400 B: the class of up to 512 B
+  const std::vector<dispatch::Trial> trials = dispatch::last_trials();
+  const std::string choice = dispatch::last_choice();
+  expect_agreed("reduce after a trial");
+  if (!useful) {
+    EXPECT_TRUE(trials.empty());
+    EXPECT_EQ(choice, "native");
+    return;
+  }
+  ASSERT_EQ(trials.size(), 3u);
+  EXPECT_EQ(trials[0].config, "native");
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    EXPECT_GE(trials[i].seconds, 0);
+    if (trials[i].seconds < trials[best].seconds) best = i;
+  }
+  EXPECT_EQ(choice, trials[best].config);
+  reduce(120);  // the same class: no trial, the same choice
+  EXPECT_TRUE(dispatch::last_trials().empty());
+  EXPECT_EQ(dispatch::last_choice(), choice);
+  reduce(1000);  // another class
+  EXPECT_EQ(dispatch::last_trials().size(), 3u);
+  expect_agreed("reduce after a second trial");
 }
 
 TEST(DispatchTest, NonCommutativeOperationsOnScatteredGroupsRunNatively) {
