@@ -20,10 +20,12 @@
 // RANKSHAPE_COLL_GROUPS (dispatch.h); --rack-nodes gives it racks as well.
 //
 // Output (rank 0, written atomically at the end): CSV rows
-//   collective,bytes,mode,label,seconds,choice
+//   collective,bytes,mode,label,seconds,choice,first_seconds
 // bytes as coll_tune counts them (message, or block per rank); barrier has
 // one row with bytes 0; choice is dispatch::last_choice() for rankshape
-// (quoted: it may hold commas) and empty for native.
+// (quoted: it may hold commas) and empty for native; seconds: the median
+// of the repetitions; first_seconds: the first call of that size alone,
+// before the warm-up (rankshape's includes its trial, dispatch.h).
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -129,7 +131,7 @@ int run(const Args& a) {
     }
   }
   std::ostringstream csv;
-  csv << "collective,bytes,mode,label,seconds,choice\n";
+  csv << "collective,bytes,mode,label,seconds,choice,first_seconds\n";
   if (rank == 0) {
     std::cout << fmt::format("# coll_latency: {} ranks, label {}\n", p, a.label);
     std::cout << fmt::format("{:<21} {:>9} {:>5} {:>12} {:>12}  {}\n", "collective", "bytes",
@@ -150,15 +152,22 @@ int run(const Args& a) {
       Workload work(c, bytes, MPI_COMM_WORLD);
       double native_s = -1, rankshape_s = -1;
       std::string choice;
+      // The first call alone, then the warm-up and the timed repetitions:
+      // rankshape's first call of a size makes its trial (dispatch.h).
       if (native) {
-        native_s = time_collective(MPI_COMM_WORLD, warmup, reps, [&] { work.run_native(); });
-        csv << fmt::format("{},{},native,{},{:.9g},\n", collective_name(c), key, a.label, native_s);
+        const auto call = [&] { work.run_native(); };
+        const double first = time_collective(MPI_COMM_WORLD, 0, 1, call);
+        native_s = time_collective(MPI_COMM_WORLD, warmup, reps, call);
+        csv << fmt::format("{},{},native,{},{:.9g},,{:.9g}\n", collective_name(c), key, a.label,
+                           native_s, first);
       }
       if (rankshape) {
-        rankshape_s = time_collective(MPI_COMM_WORLD, warmup, reps, [&] { work.run_dispatched(); });
+        const auto call = [&] { work.run(dispatch::calls()); };
+        const double first = time_collective(MPI_COMM_WORLD, 0, 1, call);
+        rankshape_s = time_collective(MPI_COMM_WORLD, warmup, reps, call);
         choice = dispatch::last_choice();
-        csv << fmt::format("{},{},rankshape,{},{:.9g},{}\n", collective_name(c), key, a.label,
-                           rankshape_s, csv_field(choice));
+        csv << fmt::format("{},{},rankshape,{},{:.9g},{},{:.9g}\n", collective_name(c), key,
+                           a.label, rankshape_s, csv_field(choice), first);
       }
       if (rank == 0) {
         const auto us = [](double s) {

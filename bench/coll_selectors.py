@@ -111,8 +111,8 @@ class Platform:
 
 
 def read_run(directory):
-    """{(collective, bytes): {column: (seconds, choice)}} from SELECTOR.csv
-    and rankshape.csv."""
+    """{(collective, bytes): {column: (seconds, choice, first call's
+    seconds or None)}} from SELECTOR.csv and rankshape.csv."""
     rows = {}
     for column in SELECTORS + ["rankshape"]:
         path = os.path.join(directory, column + ".csv")
@@ -123,7 +123,9 @@ def read_run(directory):
                 if (r["mode"] == "native") != (column != "rankshape"):
                     continue  # e.g. a rankshape row in a selector's file
                 key = (r["collective"], int(r["bytes"]))
-                rows.setdefault(key, {})[column] = (float(r["seconds"]), r.get("choice", ""))
+                first = r.get("first_seconds") or None  # absent before trials
+                rows.setdefault(key, {})[column] = (float(r["seconds"]), r.get("choice", ""),
+                                                    float(first) if first else None)
     return rows
 
 
@@ -162,7 +164,7 @@ def main(argv):
         w = csv.writer(f)
         w.writerow(["run", "collective", "bytes"] + [f"{s}_s" for s in SELECTORS] +
                    ["best_builtin", "rankshape_s", "choice", "ratio_vs_best", "speedup_vs_ompi",
-                    "bound_s"])
+                    "bound_s", "rankshape_first_s"])
         for spec in runs:
             name, _, directory = spec.partition("=")
             for needed in ("platform.xml", "ranks"):
@@ -176,8 +178,9 @@ def main(argv):
             details += [f"### {name}", "",
                         "| collective | size | " + " | ".join(f"{s} us" for s in SELECTORS) +
                         " | best | rankshape us | rankshape / best | speedup vs ompi | bound us | "
-                        "% of bound | chosen |",
-                        "|---|---:|" + "---:|" * len(SELECTORS) + "---|---:|---:|---:|---:|---:|---|"]
+                        "% of bound | chosen | first call us |",
+                        "|---|---:|" + "---:|" * len(SELECTORS) +
+                        "---|---:|---:|---:|---:|---:|---|---:|"]
             worst, over, measured, large = (0, ""), 0, 0, []
             for (collective, b), cols in sorted(rows.items()):
                 builtin = {s: cols[s][0] for s in SELECTORS if s in cols}
@@ -185,7 +188,7 @@ def main(argv):
                     continue
                 measured += 1
                 best = min(builtin, key=builtin.get)
-                ours, choice = cols["rankshape"]
+                ours, choice, first = cols["rankshape"]
                 ratio = ours / builtin[best]
                 speedup = builtin["ompi"] / ours if "ompi" in builtin else float("nan")
                 bound = platform.bound(collective, b, ranks)
@@ -198,7 +201,7 @@ def main(argv):
                                  f"({100 * bound / builtin[best]:.0f}%)")
                 w.writerow([name, collective, b] + [builtin.get(s, "") for s in SELECTORS] +
                            [best, ours, choice, f"{ratio:.4f}", f"{speedup:.4f}",
-                            f"{bound:.9f}" if bound else ""])
+                            f"{bound:.9f}" if bound else "", first if first is not None else ""])
                 details.append(
                     f"| {collective} | {size_name(b)} | " +
                     " | ".join(f"{builtin[s] * 1e6:.1f}" if s in builtin else
@@ -207,7 +210,8 @@ def main(argv):
                     f" | {best} | {ours * 1e6:.1f} | {ratio:.2f} | {speedup:.2f} | " +
                     (f"{bound * 1e6:.1f} | {100 * bound / ours:.0f}%" if bound and b >= BIG
                      else " | ") +
-                    f" | {choice or 'native'} |")
+                    f" | {choice or 'native'} | " +
+                    (f"{first * 1e6:.1f}" if first is not None else "") + " |")
             details.append("")
             # Self-consistency (Traff, Gropp and Thakur): allreduce against
             # rankshape's own reduce followed by its bcast, size by size.

@@ -17,12 +17,13 @@
 # (coll_latency --modes rankshape). Writes DIR/coll_selectors.{csv,md}
 # (default bench/results) and the raw outputs under DIR/coll_selectors/.
 # --jobs N (default 2): runs simulated at once, one core each.
-# --no-tune: no coll_tune; rankshape takes its cost model's choices (what a
-# program gets without a table). coll_tune measures every candidate at
+# --no-tune: no coll_tune; rankshape makes its own trials (dispatch.h: what
+# a program gets without a table). coll_tune measures every candidate at
 # every size, more than 30 CPU minutes a run at 256 ranks up to 4 MiB.
 # --reuse-builtins DIR takes the selectors' columns from an earlier run's
 # raw outputs (DIR/coll_selectors/RUN/SELECTOR.csv) where they hold every
-# collective and size asked for: they do not depend on rankshape's code,
+# collective and size asked for (or SELECTOR.deadlocks lists it): they do
+# not depend on rankshape's code,
 # and the simulation is deterministic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -104,7 +105,7 @@ builtin() {  # PLATFORM HOSTFILE RANKS SELECTOR DIR TIMING...
     --collectives "$collectives" --sizes "$sizes" "$@" || status=$?
   [ "$status" -eq 0 ] && return 0
   echo "coll_selectors.sh: $selector deadlocked; each collective and size alone" >&2
-  echo "collective,bytes,mode,label,seconds,choice" >"$dir/$selector.csv"
+  echo "collective,bytes,mode,label,seconds,choice,first_seconds" >"$dir/$selector.csv"
   : >"$dir/$selector.deadlocks"
   for c in ${collectives//,/ }; do
     for b in ${sizes//,/ }; do
@@ -137,14 +138,19 @@ one_run() {  # SPEC: the selectors, then rankshape, into $work/NAME-LAYOUT-RANKS
   local common=(--collectives "$collectives" --sizes "$sizes" "${timing[@]}")
   for selector in ompi mpich mvapich2 impi; do
     saved=$reuse/coll_selectors/$name-$layout-$np/$selector.csv
+    # Every (collective, size) asked for measured, or known to deadlock.
     if [ -n "$reuse" ] && [ -f "$saved" ] && python3 - "$saved" "$collectives" "$sizes" <<'PY'; then
-import csv, sys
+import csv, os, sys
 have = {(r["collective"], r["bytes"]) for r in csv.DictReader(open(sys.argv[1]))}
+deadlocks = sys.argv[1][:-len(".csv")] + ".deadlocks"
+if os.path.exists(deadlocks):
+    have |= {tuple(line.strip().split(",")) for line in open(deadlocks) if line.strip()}
 want = {(c, b) for c in sys.argv[2].split(",") for b in sys.argv[3].split(",")}
 sys.exit(0 if want <= have else 1)
 PY
       echo "coll_selectors.sh: $spec: $selector: reusing $saved"
       cp "$saved" "$dir/$selector.csv"
+      [ -f "${saved%.csv}.deadlocks" ] && cp "${saved%.csv}.deadlocks" "$dir/$selector.deadlocks"
       continue
     fi
     echo "coll_selectors.sh: $spec: $selector"
@@ -157,7 +163,7 @@ PY
       --sizes "$sizes" --reps 3 --warmup 1 --candidates "$candidates" --max-buffer-mib "$limit"
     export RANKSHAPE_COLL_TABLE=$dir/table.json
   else
-    echo "coll_selectors.sh: $spec: rankshape (coll_latency: the cost model's choices)"
+    echo "coll_selectors.sh: $spec: rankshape (coll_latency: trials, no table)"
     unset RANKSHAPE_COLL_TABLE
   fi
   smpi "data/platforms/$name.xml" "$hostfile" "$np" ompi "$dir/rankshape.log" \
@@ -195,7 +201,8 @@ elapsed=$(($(date +%s) - start))
     echo "the table \`coll_tune\` wrote just before on the same run (its fallback is the"
   else
     echo "Each built-in selector's native collectives; rankshape: \`dispatch.h\` without"
-    echo "a table, the cost model's choice from its own calibration (its fallback is the"
+    echo "a table: the first call of each collective and size times native and the cost"
+    echo "model's two best hierarchical configurations and keeps the fastest (its native is the"
   fi
   echo "\`ompi\` selector's native call). Times: median of 3 repetitions (after 1"
   echo "warm-up) of the slowest rank. Bytes: per message. The link bound:"

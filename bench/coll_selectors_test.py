@@ -107,8 +107,9 @@ class ReportTest(unittest.TestCase):
                       "collective,bytes,mode,label,seconds,choice\n"
                       f"bcast,{M},native,{s},{t},\n")
             write(os.path.join(run, "rankshape.csv"),
-                  "collective,bytes,mode,label,seconds,choice\n"
-                  f'bcast,{M},rankshape,rankshape,0.0021,"hierarchical levels=native,chain"\n')
+                  "collective,bytes,mode,label,seconds,choice,first_seconds\n"
+                  f'bcast,{M},rankshape,rankshape,0.0021,"hierarchical levels=native,chain",'
+                  "0.0301\n")
             header = os.path.join(d, "header.md")
             write(header, "# title\n")
             out_csv, out_md = os.path.join(d, "o.csv"), os.path.join(d, "o.md")
@@ -125,6 +126,9 @@ class ReportTest(unittest.TestCase):
             self.assertIn("| tiny | 1 | 1.05 (bcast 1 MiB) | 0 | bcast 1 MiB 1.90x, 75% (79%) |"
                           " none |", md)
             self.assertIn("1572.9 | 75%", md)
+            # The first call (its trial included) is shown beside the choice.
+            self.assertIn("| hierarchical levels=native,chain | 30100.0 |", md)
+            self.assertTrue(rows[1].endswith(",0.0301"))
 
     def test_allreduce_slower_than_reduce_and_bcast_is_reported(self):
         with tempfile.TemporaryDirectory() as d:

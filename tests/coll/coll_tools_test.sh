@@ -79,7 +79,7 @@ winners = {(e["collective"], e["bytes"]): e["config"] for e in table["entries"]
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == 2 * 2 * 2, rows  # collectives x sizes x modes
 for r in rows:
-    assert float(r["seconds"]) > 0, r
+    assert float(r["seconds"]) > 0 and float(r["first_seconds"]) > 0, r
     if r["mode"] == "rankshape":
         assert r["choice"] == winners[(r["collective"], int(r["bytes"]))], r
 PY
