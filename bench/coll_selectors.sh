@@ -201,8 +201,9 @@ elapsed=$(($(date +%s) - start))
     echo "the table \`coll_tune\` wrote just before on the same run (its fallback is the"
   else
     echo "Each built-in selector's native collectives; rankshape: \`dispatch.h\` without"
-    echo "a table: the first call of each collective and size times native and the cost"
-    echo "model's two best hierarchical configurations and keeps the fastest (its native is the"
+    echo "a table: the first call of each collective and size class times native and the"
+    echo "cost model's two best hierarchical configurations and keeps the fastest (\"first"
+    echo "call\" is that call's time, the trial included; its native is the"
   fi
   echo "\`ompi\` selector's native call). Times: median of 3 repetitions (after 1"
   echo "warm-up) of the slowest rank. Bytes: per message. The link bound:"
