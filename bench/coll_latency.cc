@@ -25,7 +25,9 @@
 // one row with bytes 0; choice is dispatch::last_choice() for rankshape
 // (quoted: it may hold commas) and empty for native; seconds: the median
 // of the repetitions; first_seconds: the first call of that size alone,
-// before the warm-up (rankshape's includes its trial, dispatch.h).
+// before the warm-up (rankshape's includes its trial, dispatch.h, where it
+// is the first size of its class; barrier's trial is made by the untimed
+// barrier that builds the context).
 #include <fmt/format.h>
 #include <mpi.h>
 

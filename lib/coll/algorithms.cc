@@ -722,19 +722,9 @@ void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Data
 
 void level_allreduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
                      MPI_Op op, MPI_Comm comm) {
-  if (a == Algorithm::kBinomial || a == Algorithm::kKnomial) {
-    // A reduce then a bcast over one tree: fewer latencies than recursive
-    // doubling where its all-at-once steps queue on shared links.
-    int rank = 0;
-    check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-    if (send != MPI_IN_PLACE) copy(send, recv, count, type, layout_of(type));
-    level_reduce(a, rank == 0 ? MPI_IN_PLACE : recv, rank == 0 ? recv : nullptr, count, type, op, 0,
-                 comm);
-    level_bcast(a, recv, count, type, 0, comm);
-    return;
-  }
-  if (a != Algorithm::kNative && a != Algorithm::kRecursiveDoubling && a != Algorithm::kRing &&
-      a != Algorithm::kRabenseifner) {
+  const bool tree = a == Algorithm::kBinomial || a == Algorithm::kKnomial;
+  if (!tree && a != Algorithm::kNative && a != Algorithm::kRecursiveDoubling &&
+      a != Algorithm::kRing && a != Algorithm::kRabenseifner) {
     not_for(a, "allreduce");
   }
   const bool ordered_only = a == Algorithm::kRing || a == Algorithm::kRabenseifner;
@@ -749,6 +739,14 @@ void level_allreduce(Algorithm a, const void* send, void* recv, int count, MPI_D
   if (send != MPI_IN_PLACE) copy(send, recv, count, type, layout_of(type));
   if (s.p == 1) return;
   switch (a) {
+    case Algorithm::kBinomial:
+    case Algorithm::kKnomial:
+      // The tree's reduce, then its bcast: fewer latencies than recursive
+      // doubling where its all-at-once steps queue on shared links.
+      level_reduce(a, s.me == 0 ? MPI_IN_PLACE : recv, s.me == 0 ? recv : nullptr, count, type, op,
+                   0, comm);
+      level_bcast(a, recv, count, type, 0, comm);
+      break;
     case Algorithm::kRecursiveDoubling:
       recursive_doubling_allreduce(recv, count, type, op, comm, s);
       break;

@@ -1,6 +1,5 @@
 #include "lib/coll/dispatch.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -101,12 +100,7 @@ constexpr std::size_t kTried = 2;
 // every rank: the times are agreed.
 Config fastest(MPI_Comm comm, const Hierarchy& h, const Model& model, Collective c,
                std::int64_t bytes) {
-  std::vector<std::pair<double, Config>> ranked;
-  for (const Config& config : candidates(c, h.depth(), bytes, model.pipelines)) {
-    if (config.hierarchical) ranked.emplace_back(predict(c, config, model, bytes), config);
-  }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  const auto ranked = rank_hierarchical(c, model, bytes);
   std::vector<Config> tried = {Config{}};
   for (std::size_t i = 0; i < ranked.size() && i < kTried; ++i) tried.push_back(ranked[i].second);
   Workload work(c, bytes, comm);
@@ -315,7 +309,10 @@ const Hierarchy* decide(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op 
     }
     std::optional<Config> tuned;
     if (s.mode == Mode::kAuto) tuned = context->table.lookup(c, level_sizes(h), bytes);
-    const bool try_them = s.mode == Mode::kAuto && !tuned &&
+    // No trial for 0 bytes (nothing to time, and class 0 holds 1 byte
+    // too) but for barrier, nor for a size MPI_Type_size could not give.
+    const bool sized = bytes > 0 || c == Collective::kBarrier;
+    const bool try_them = s.mode == Mode::kAuto && !tuned && sized &&
                           Workload::footprint(c, bytes, h.size()) <= kTrialFootprint;
     if (tuned) {
       it->second.config = *tuned;

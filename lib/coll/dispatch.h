@@ -13,11 +13,11 @@
 // that size (3 runs each after a warm-up, the slowest rank's median) and
 // the fastest serves every later call of the class; native wins ties. A
 // model misjudges the MPI library's own algorithms, so it never overrules
-// native unmeasured (issue 28's "no regression"). Trials are skipped for
-// buffers over 64 MiB per rank. Every rank makes
-// the same choice: the inputs are agreed on when the context is built and
-// the choice depends only on values that MPI requires to match (message
-// size in bytes, operation, root).
+// native unmeasured (issue 28's "no regression"), except where trials are
+// skipped: buffers over 64 MiB per rank, and 0 bytes. Every rank makes
+// the same choice: the inputs are agreed on when the context is built,
+// trial times are agreed, and the choice depends only on values that MPI
+// requires to match (message size in bytes, operation, root).
 //
 // Environment (read once, at the first call):
 //   RANKSHAPE_COLL=auto|hierarchical|native   auto (default): the tuning

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "lib/coll/algorithms.h"
 
@@ -303,23 +305,27 @@ double predict(Collective c, const Config& config, const Model& model, std::int6
   return config.hierarchical ? hierarchical_cost(c, config, model, m) : native_cost(c, model, m);
 }
 
+std::vector<std::pair<double, Config>> rank_hierarchical(Collective c, const Model& model,
+                                                         std::int64_t bytes) {
+  std::vector<std::pair<double, Config>> ranked;
+  for (const Config& config : candidates(c, model.depth(), bytes, model.pipelines)) {
+    if (config.hierarchical) ranked.emplace_back(predict(c, config, model, bytes), config);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  return ranked;
+}
+
 Choice choose(Collective c, const Model& model, std::int64_t bytes, double margin,
               bool force_hierarchical) {
   Choice best;
   best.native_predicted = best.predicted = predict(c, Config{}, model, bytes);
-  double best_hierarchical = std::numeric_limits<double>::infinity();
-  Config winner;
-  for (const Config& config : candidates(c, model.depth(), bytes, model.pipelines)) {
-    if (!config.hierarchical) continue;
-    const double t = predict(c, config, model, bytes);
-    if (t < best_hierarchical) {
-      best_hierarchical = t;
-      winner = config;
-    }
-  }
-  if (force_hierarchical || best_hierarchical < best.native_predicted * (1 - margin)) {
+  const auto ranked = rank_hierarchical(c, model, bytes);
+  if (ranked.empty()) return best;
+  const auto& [predicted, winner] = ranked.front();
+  if (force_hierarchical || predicted < best.native_predicted * (1 - margin)) {
     best.config = winner;
-    best.predicted = best_hierarchical;
+    best.predicted = predicted;
   }
   return best;
 }

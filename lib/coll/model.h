@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "lib/coll/config.h"
@@ -53,6 +54,11 @@ struct Model {
 /// allgather, reduce_scatter_block) or per pair (alltoall); ignored for
 /// barrier.
 double predict(Collective c, const Config& config, const Model& model, std::int64_t bytes);
+
+/// The hierarchical candidates (config.h) with their predicted seconds,
+/// the least first (candidates' order among equals).
+std::vector<std::pair<double, Config>> rank_hierarchical(Collective c, const Model& model,
+                                                         std::int64_t bytes);
 
 struct Choice {
   Config config;

@@ -1,8 +1,8 @@
 // One collective call of a given size, ready to run repeatedly and to be
 // timed: buffers sized for the collective on a communicator, and the call
 // run through a set of entry points (the MPI library's own, or dispatch.h's
-// choice) or with a given hierarchical configuration. Used by calibrate.h,
-// coll_tune and the benchmarks.
+// choice) or with a given hierarchical configuration. Used by dispatch.h's
+// trials, coll_tune and the benchmarks.
 // Reductions use MPI_INT and MPI_SUM (bytes rounded down to whole ints, at
 // least one); the others move MPI_BYTE.
 #ifndef RANKSHAPE_LIB_COLL_WORKLOAD_H_

@@ -1,7 +1,7 @@
 // dispatch.h: results equal MPI's whatever it chooses, every rank makes
 // the same choice, a tuning table's winners are used, contexts are built
-// once per communicator and freed with it; calibrate_native and the
-// benchmarks' timing.
+// once per communicator and freed with it; trials; the benchmarks'
+// timing.
 #include <gtest/gtest.h>
 
 #include <cstdint>
