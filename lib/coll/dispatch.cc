@@ -1,16 +1,20 @@
 #include "lib/coll/dispatch.h"
 
+#include <atomic>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -36,6 +40,9 @@ struct Settings {
   Mode mode = Mode::kAuto;
   std::string table;   // path, or empty
   std::string groups;  // RANKSHAPE_COLL_GROUPS, or empty
+  // Beyond this many bytes of buffers per rank a trial would hold much of
+  // the program's memory: the model alone chooses.
+  std::int64_t trial_memory = std::int64_t{64} << 20;  // RANKSHAPE_COLL_TRIAL_MEMORY
   std::string error;
 };
 
@@ -57,6 +64,14 @@ const Settings& settings() {
     }
     if (const char* t = std::getenv("RANKSHAPE_COLL_TABLE")) out.table = t;
     if (const char* g = std::getenv("RANKSHAPE_COLL_GROUPS")) out.groups = g;
+    if (const char* m = std::getenv("RANKSHAPE_COLL_TRIAL_MEMORY")) {
+      const std::string_view v = m;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out.trial_memory);
+      if (v.empty() || ec != std::errc() || end != v.data() + v.size() || out.trial_memory < 0) {
+        out.error = "RANKSHAPE_COLL_TRIAL_MEMORY='" + std::string(v) +
+                    "': expected a number of bytes (0 or more)";
+      }
+    }
     if (!out.error.empty()) std::fprintf(stderr, "rankshape: %s\n", out.error.c_str());
     return out;
   }();
@@ -88,31 +103,48 @@ std::int64_t size_class(std::int64_t bytes) {
   return k;
 }
 
-// Beyond this many bytes of buffers per rank a trial would double the
-// program's memory for long: the model alone chooses.
-constexpr std::int64_t kTrialFootprint = std::int64_t{64} << 20;
+// set_trial_memory's value, or -1: the setting's.
+std::atomic<std::int64_t> trial_memory_set{-1};
+std::int64_t trial_memory() {
+  const std::int64_t set = trial_memory_set.load();
+  return set >= 0 ? set : settings().trial_memory;
+}
 // Hierarchical configurations tried beside native, the model's best first.
 constexpr std::size_t kTried = 2;
 
 // Times native and the model's kTried best hierarchical configurations
 // for c with `bytes` on comm (median of 3 after a warm-up, the slowest
 // rank's) and returns the fastest; native when none beats it. The same on
-// every rank: the times are agreed.
-Config fastest(MPI_Comm comm, const Hierarchy& h, const Model& model, Collective c,
-               std::int64_t bytes) {
+// every rank: the times are agreed. Empty on every rank when any rank
+// cannot hold the scratch buffers (over its trial_memory(), or out of
+// memory): a rank alone leaving would hang the others in the first run.
+std::optional<Config> fastest(MPI_Comm comm, const Hierarchy& h, const Model& model, Collective c,
+                              std::int64_t bytes) {
+  std::optional<Workload> work;
+  if (Workload::footprint(c, bytes, h.size()) <= trial_memory()) {
+    try {
+      work.emplace(c, bytes, comm);
+    } catch (const std::bad_alloc&) {
+      const std::string_view what = collective_name(c);
+      std::fprintf(stderr, "rankshape: out of memory for the trial of %.*s with %lld bytes\n",
+                   static_cast<int>(what.size()), what.data(), static_cast<long long>(bytes));
+    }
+  }
+  int ready = work ? 1 : 0;
+  mpi::check(PMPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (!ready) return std::nullopt;
   const auto ranked = rank_hierarchical(c, model, bytes);
   std::vector<Config> tried = {Config{}};
   for (std::size_t i = 0; i < ranked.size() && i < kTried; ++i) tried.push_back(ranked[i].second);
-  Workload work(c, bytes, comm);
   trials.clear();
   Config best;
   double best_seconds = 0;
   for (const Config& config : tried) {
     const double t = time_collective(comm, 1, 3, [&] {
       if (config.hierarchical) {
-        work.run_hierarchical(h, config);
+        work->run_hierarchical(h, config);
       } else {
-        work.run_native();
+        work->run_native();
       }
     });
     trials.push_back({config.describe(), t});
@@ -301,32 +333,32 @@ const Hierarchy* decide(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op 
   if (!context->hierarchy) return nullptr;
   const Hierarchy& h = *context->hierarchy;
   if (is_reduction(c) && !h.ordered() && !commutative(op)) return nullptr;
-  auto [it, added] = context->decisions.try_emplace(Key{c, bytes});
-  if (added) {
-    if (context->decisions.size() > 4096) {  // unbounded sizes: start over
-      context->decisions.clear();
-      it = context->decisions.try_emplace(Key{c, bytes}).first;
-    }
-    std::optional<Config> tuned;
-    if (s.mode == Mode::kAuto) tuned = context->table.lookup(c, level_sizes(h), bytes);
+  auto it = context->decisions.find(Key{c, bytes});
+  if (it == context->decisions.end()) {
+    // Decided before it is kept: a call that throws (an MPI error in a
+    // trial) leaves nothing half-decided behind.
+    std::optional<Config> chosen;
+    if (s.mode == Mode::kAuto) chosen = context->table.lookup(c, level_sizes(h), bytes);
     // No trial for 0 bytes (nothing to time, and class 0 holds 1 byte
     // too) but for barrier, nor for a size MPI_Type_size could not give.
     const bool sized = bytes > 0 || c == Collective::kBarrier;
-    const bool try_them = s.mode == Mode::kAuto && !tuned && sized &&
-                          Workload::footprint(c, bytes, h.size()) <= kTrialFootprint;
-    if (tuned) {
-      it->second.config = *tuned;
-    } else if (try_them) {
+    if (!chosen && s.mode == Mode::kAuto && sized) {
       // Once per collective and size class; every rank gets here in the
       // same call (MPI orders collectives), so all can time them together.
-      auto [verdict, fresh] = context->verdicts.try_emplace(Key{c, size_class(bytes)});
-      if (fresh) verdict->second = fastest(comm, h, context->model, c, bytes);
-      it->second.config = verdict->second;
-    } else {
-      it->second.config =
-          choose(c, context->model, bytes, 0.05, s.mode == Mode::kHierarchical).config;
+      const Key key{c, size_class(bytes)};
+      auto verdict = context->verdicts.find(key);
+      if (verdict == context->verdicts.end()) {
+        if (auto best = fastest(comm, h, context->model, c, bytes)) {
+          verdict = context->verdicts.emplace(key, *best).first;
+        }
+      }
+      if (verdict != context->verdicts.end()) chosen = verdict->second;
     }
-    it->second.description = it->second.config.describe();
+    if (!chosen) {
+      chosen = choose(c, context->model, bytes, 0.05, s.mode == Mode::kHierarchical).config;
+    }
+    if (context->decisions.size() >= 4096) context->decisions.clear();  // unbounded sizes
+    it = context->decisions.emplace(Key{c, bytes}, Decision{*chosen, chosen->describe()}).first;
   }
   last = it->second.description;
   if (!it->second.config.hierarchical) return nullptr;
@@ -487,6 +519,8 @@ void set_groups(MPI_Comm comm, std::vector<std::vector<int>> groups) {
 const std::string& last_choice() { return last; }
 
 const std::vector<Trial>& last_trials() { return trials; }
+
+void set_trial_memory(std::int64_t bytes) { trial_memory_set = bytes < 0 ? -1 : bytes; }
 
 std::size_t contexts() { return alive().size(); }
 

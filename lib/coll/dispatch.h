@@ -14,10 +14,12 @@
 // the fastest serves every later call of the class; native wins ties. A
 // model misjudges the MPI library's own algorithms, so it never overrules
 // native unmeasured (issue 28's "no regression"), except where trials are
-// skipped: buffers over 64 MiB per rank, and 0 bytes. Every rank makes
-// the same choice: the inputs are agreed on when the context is built,
-// trial times are agreed, and the choice depends only on values that MPI
-// requires to match (message size in bytes, operation, root).
+// skipped: 0 bytes, and where any rank cannot hold the scratch buffers
+// (over its trial memory, below, or out of memory; the ranks agree before
+// the first run). Every rank makes the same choice: the inputs are agreed
+// on when the context is built, trial times and vetoes are agreed, and the
+// choice depends only on values that MPI requires to match (message size
+// in bytes, operation, root).
 //
 // Environment (read once, at the first call):
 //   RANKSHAPE_COLL=auto|hierarchical|native   auto (default): the tuning
@@ -29,6 +31,8 @@
 //   RANKSHAPE_COLL_GROUPS=blocks:N|dealt:N   pretend that nodes are blocks
 //       of N consecutive ranks, or ranks dealt round-robin over N nodes
 //       (testing hierarchical paths on one machine).
+//   RANKSHAPE_COLL_TRIAL_MEMORY=BYTES   the most scratch buffer a trial may
+//       allocate on a rank (default 67108864, 64 MiB; 0: no trials).
 //
 // Calls made while a dispatched call is running on the same thread (the
 // library's own use of MPI, seen through an interposition library) go
@@ -39,6 +43,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -86,6 +91,12 @@ struct Trial {
 /// its choice, native first; empty when it made none (the choice was
 /// known, or came from a table or the model alone).
 const std::vector<Trial>& last_trials();
+
+/// This process's trial memory (bytes of scratch buffers per rank), over
+/// RANKSHAPE_COLL_TRIAL_MEMORY; negative: back to the setting. A program
+/// short of memory on some ranks may set it there alone: a trial needs
+/// every rank's room.
+void set_trial_memory(std::int64_t bytes);
 
 /// Communicators that hold a context now (for tests: contexts are built
 /// once per communicator and freed with it).

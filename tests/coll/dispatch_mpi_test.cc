@@ -1,7 +1,7 @@
 // dispatch.h: results equal MPI's whatever it chooses, every rank makes
 // the same choice, a tuning table's winners are used, contexts are built
-// once per communicator and freed with it; trials; the benchmarks'
-// timing.
+// once per communicator and freed with it; trials, and a rank's veto of
+// them; the benchmarks' timing.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -233,6 +233,35 @@ TEST(DispatchTest, TrialsKeepTheFastestOncePerSizeClass) {
   reduce(1000);  // another class
   EXPECT_EQ(dispatch::last_trials().size(), 3u);
   expect_agreed("reduce after a second trial");
+}
+
+// A rank that cannot hold a trial's buffers vetoes it on every rank (alone
+// it would leave the others waiting in the trial's first run); the model
+// decides that call, and the class is tried again later.
+TEST(DispatchTest, ARankWithoutRoomForATrialVetoesItEverywhere) {
+  const auto groups = blocks_of(2);
+  const Comm comm(groups);
+  const bool useful = Hierarchy(MPI_COMM_WORLD, groups).useful();
+  const int last_rank = world_size() - 1;
+  std::vector<int> send(2000, 3), recv(2000, 0);
+  if (world_rank() == last_rank) dispatch::set_trial_memory(0);
+  ASSERT_EQ(dispatch::reduce(send.data(), recv.data(), 2000, MPI_INT, MPI_SUM, 0, comm.get()),
+            MPI_SUCCESS);
+  dispatch::set_trial_memory(-1);
+  EXPECT_TRUE(dispatch::last_trials().empty());
+  expect_agreed("reduce with a veto");
+  if (world_rank() == 0) {
+    EXPECT_EQ(recv[0], 3 * world_size());
+    EXPECT_EQ(recv[1999], 3 * world_size());
+  }
+  // The same size class (up to 8 KiB), now with room everywhere.
+  ASSERT_EQ(dispatch::reduce(send.data(), recv.data(), 1900, MPI_INT, MPI_SUM, 0, comm.get()),
+            MPI_SUCCESS);
+  EXPECT_EQ(dispatch::last_trials().size(), useful ? 3u : 0u);
+  expect_agreed("reduce after the veto");
+  if (world_rank() == 0) {
+    EXPECT_EQ(recv[1899], 3 * world_size());
+  }
 }
 
 TEST(DispatchTest, NonCommutativeOperationsOnScatteredGroupsRunNatively) {

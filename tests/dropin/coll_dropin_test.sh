@@ -21,7 +21,8 @@
 # (MPIR_CVAR_NUM_CLIQUES=2) with hierarchical calls: 4 ranks round-robin
 # (nodes {0,2} and {1,3}, not contiguous) and 3 by block ({0,1} and {2},
 # uneven); a bad RANKSHAPE_COLL, which must reach the error handler (abort
-# by default, MPI_ERR_ARG returned on every rank under MPI_ERRORS_RETURN).
+# by default, MPI_ERR_ARG returned on every rank under MPI_ERRORS_RETURN),
+# and a bad RANKSHAPE_COLL_TRIAL_MEMORY.
 # Under SMPI nothing can be preloaded (smpirun dlopens a private copy of
 # the program per rank with RTLD_DEEPBIND, whose calls bind to itself and
 # libsimgrid first): (b) prints SKIP and (d) is always linked; one more
@@ -176,5 +177,16 @@ elif [ "$(grep -c '^coll_program: rank [0-9]*: MPI_Bcast on MPI_COMM_WORLD .* re
   show "$dir/bad_return"
 else
   echo "ok: np 3 RANKSHAPE_COLL=bogus: MPI_ERR_ARG on all 3 ranks under MPI_ERRORS_RETURN"
+fi
+# A trial memory that is not a number of bytes is named too.
+if launch 3 "$dir/bad_memory" "${bad_preload[@]}" RANKSHAPE_COLL_TRIAL_MEMORY=64M \
+  -- "${bad[@]}" "${program_args[@]}"; then
+  fail "RANKSHAPE_COLL_TRIAL_MEMORY=64M: the program succeeded"
+  show "$dir/bad_memory"
+elif ! grep -q "RANKSHAPE_COLL_TRIAL_MEMORY='64M': expected a number of bytes" "$dir/bad_memory.err"; then
+  fail "RANKSHAPE_COLL_TRIAL_MEMORY=64M: no message naming it"
+  show "$dir/bad_memory"
+else
+  echo "ok: np 3 RANKSHAPE_COLL_TRIAL_MEMORY=64M: named, and the job fails"
 fi
 exit $((failures > 0))
