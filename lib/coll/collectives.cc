@@ -196,6 +196,24 @@ int guarded(F&& f) {
   }
 }
 
+// An allreduce composed of a reduce to rank 0 and a bcast from it, each
+// part native or hierarchical (Config::parts).
+int reduce_then_bcast(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                      const Hierarchy& h, const Config& config) {
+  const Config& up = config.parts[0];
+  const Config& down = config.parts[1];
+  const bool is_root = h.rank() == 0;
+  // Only the root may reduce in place: elsewhere recv holds the input.
+  const void* in = send == MPI_IN_PLACE && !is_root ? recv : send;
+  int code = up.hierarchical
+                 ? reduce(in, recv, count, type, op, 0, h, up)
+                 : MPI_Reduce(in, is_root ? recv : nullptr, count, type, op, 0, h.comm());
+  if (code != MPI_SUCCESS) return code;
+  code = down.hierarchical ? bcast(recv, count, type, 0, h, down)
+                           : MPI_Bcast(recv, count, type, 0, h.comm());
+  return code;
+}
+
 }  // namespace
 
 int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy& h,
@@ -259,6 +277,7 @@ int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op
 
 int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
               const Hierarchy& h, const Config& config) {
+  if (config.parts.size() == 2) return reduce_then_bcast(send, recv, count, type, op, h, config);
   return guarded([&] {
     if (send != MPI_IN_PLACE) copy(send, recv, count, type);
     if (config.segment_bytes > 0 && h.depth() > 0 && can_pipeline()) {

@@ -52,6 +52,8 @@ bool is_reduction(Collective c) {
 
 std::string Config::describe() const {
   if (!hierarchical) return "native";
+  if (parts.size() == 2)
+    return "reduce+bcast(" + parts[0].describe() + ";" + parts[1].describe() + ")";
   std::string out = "hierarchical";
   bool all_native = true;
   for (Algorithm a : levels) all_native = all_native && a == Algorithm::kNative;
@@ -69,6 +71,20 @@ std::string Config::describe() const {
 std::optional<Config> Config::parse(std::string_view text) {
   Config c;
   if (text == "native") return c;
+  constexpr std::string_view kComposed = "reduce+bcast(";
+  if (text.substr(0, kComposed.size()) == kComposed) {
+    if (text.back() != ')') return std::nullopt;
+    text = text.substr(kComposed.size(), text.size() - kComposed.size() - 1);
+    const std::size_t semicolon = text.find(';');
+    if (semicolon == std::string_view::npos) return std::nullopt;
+    for (std::string_view part : {text.substr(0, semicolon), text.substr(semicolon + 1)}) {
+      auto p = parse(part);
+      if (!p || !p->parts.empty()) return std::nullopt;
+      c.parts.push_back(std::move(*p));
+    }
+    c.hierarchical = true;
+    return c;
+  }
   if (text.substr(0, 12) != "hierarchical") return std::nullopt;
   c.hierarchical = true;
   text.remove_prefix(12);

@@ -56,6 +56,13 @@ struct Config {
   /// > 0: the levels are pipelined over segments of about this many bytes
   /// (bcast, reduce and allreduce, native algorithm at every level).
   std::int64_t segment_bytes = 0;
+  /// Allreduce only, when not empty: a reduce to rank 0 configured as
+  /// parts[0], then a bcast from it configured as parts[1], each native
+  /// (the MPI library's call on the whole communicator) or hierarchical,
+  /// neither composed itself. Träff, Gropp and Thakur's guideline that an
+  /// allreduce be no slower than a reduce then a bcast, as a candidate.
+  /// `levels` and `segment_bytes` are then unused.
+  std::vector<Config> parts;
 
   /// Level j's algorithm (native past the end of `levels`).
   Algorithm level(int j) const {
@@ -63,11 +70,13 @@ struct Config {
     return k < levels.size() ? levels[k] : Algorithm::kNative;
   }
   /// "native", or "hierarchical", " levels=A,B,..." when not all native, and
-  /// " segment=N" when pipelined. parse() reads it back.
+  /// " segment=N" when pipelined; composed: "reduce+bcast(R;B)" with the
+  /// parts' descriptions. parse() reads it back.
   std::string describe() const;
   static std::optional<Config> parse(std::string_view text);
   bool operator==(const Config& o) const {
-    return hierarchical == o.hierarchical && levels == o.levels && segment_bytes == o.segment_bytes;
+    return hierarchical == o.hierarchical && levels == o.levels &&
+           segment_bytes == o.segment_bytes && parts == o.parts;
   }
 };
 

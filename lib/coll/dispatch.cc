@@ -112,14 +112,28 @@ std::int64_t trial_memory() {
 // Hierarchical configurations tried beside native, the model's best first.
 constexpr std::size_t kTried = 2;
 
+// What a communicator's calls need, built once by its first call.
+struct Context {
+  std::optional<Hierarchy> hierarchy;  // empty: one node, native only
+  Model model;
+  TuningTable table;
+  std::unordered_map<Key, Decision, KeyHash> decisions;
+  // The winners of trials, keyed by collective and size_class.
+  std::unordered_map<Key, Config, KeyHash> verdicts;
+};
+
+const Config& decided(MPI_Comm comm, Context& context, Collective c, std::int64_t bytes);
+
 // Times native and the model's kTried best hierarchical configurations
 // for c with `bytes` on comm (median of 3 after a warm-up, the slowest
-// rank's) and returns the fastest; native when none beats it. The same on
-// every rank: the times are agreed. Empty on every rank when any rank
-// cannot hold the scratch buffers (over its trial_memory(), or out of
-// memory): a rank alone leaving would hang the others in the first run.
-std::optional<Config> fastest(MPI_Comm comm, const Hierarchy& h, const Model& model, Collective c,
-                              std::int64_t bytes) {
+// rank's), and for allreduce also this communicator's own reduce then
+// bcast of that size (decided first, by their own trials if need be), and
+// returns the fastest; native when none beats it. The same on every rank:
+// the times are agreed. Empty on every rank when any rank cannot hold the
+// scratch buffers (over its trial_memory(), or out of memory): a rank
+// alone leaving would hang the others in the first run.
+std::optional<Config> fastest(MPI_Comm comm, Context& context, Collective c, std::int64_t bytes) {
+  const Hierarchy& h = *context.hierarchy;
   std::optional<Workload> work;
   if (Workload::footprint(c, bytes, h.size()) <= trial_memory()) {
     try {
@@ -133,10 +147,19 @@ std::optional<Config> fastest(MPI_Comm comm, const Hierarchy& h, const Model& mo
   int ready = work ? 1 : 0;
   mpi::check(PMPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
   if (!ready) return std::nullopt;
-  const auto ranked = rank_hierarchical(c, model, bytes);
+  const auto ranked = rank_hierarchical(c, context.model, bytes);
   std::vector<Config> tried = {Config{}};
   for (std::size_t i = 0; i < ranked.size() && i < kTried; ++i) tried.push_back(ranked[i].second);
-  trials.clear();
+  if (c == Collective::kAllreduce) {
+    // Träff, Gropp and Thakur: an allreduce no slower than a reduce, then
+    // a bcast. Copies: deciding the bcast may clear the decisions.
+    Config composed;
+    composed.hierarchical = true;
+    composed.parts.push_back(decided(comm, context, Collective::kReduce, bytes));
+    composed.parts.push_back(decided(comm, context, Collective::kBcast, bytes));
+    tried.push_back(std::move(composed));
+  }
+  std::vector<Trial> timed;  // theirs, when the parts made trials, are replaced
   Config best;
   double best_seconds = 0;
   for (const Config& config : tried) {
@@ -147,24 +170,15 @@ std::optional<Config> fastest(MPI_Comm comm, const Hierarchy& h, const Model& mo
         work->run_native();
       }
     });
-    trials.push_back({config.describe(), t});
-    if (trials.size() == 1 || t < best_seconds) {
+    timed.push_back({config.describe(), t});
+    if (timed.size() == 1 || t < best_seconds) {
       best = config;
       best_seconds = t;
     }
   }
+  trials = std::move(timed);
   return best;
 }
-
-// What a communicator's calls need, built once by its first call.
-struct Context {
-  std::optional<Hierarchy> hierarchy;  // empty: one node, native only
-  Model model;
-  TuningTable table;
-  std::unordered_map<Key, Decision, KeyHash> decisions;
-  // The winners of trials, keyed by collective and size_class.
-  std::unordered_map<Key, Config, KeyHash> verdicts;
-};
 
 // Contexts alive; freed with their communicator, or at MPI_Finalize (the
 // MPI_COMM_SELF attribute is deleted first) while MPI can still free
@@ -316,6 +330,46 @@ std::int64_t bytes_of(int count, MPI_Datatype type) {
   return static_cast<std::int64_t>(count) * size;
 }
 
+// This communicator's choice for c with `bytes` (its context has a
+// hierarchy), made at the first call of that size and kept. Collective
+// when it makes a trial.
+const Decision& decision(MPI_Comm comm, Context& context, Collective c, std::int64_t bytes) {
+  const Settings& s = settings();
+  auto it = context.decisions.find(Key{c, bytes});
+  if (it == context.decisions.end()) {
+    // Decided before it is kept: a call that throws (an MPI error in a
+    // trial) leaves nothing half-decided behind.
+    std::optional<Config> chosen;
+    if (s.mode == Mode::kAuto)
+      chosen = context.table.lookup(c, level_sizes(*context.hierarchy), bytes);
+    // No trial for 0 bytes (nothing to time, and class 0 holds 1 byte
+    // too) but for barrier, nor for a size MPI_Type_size could not give.
+    const bool sized = bytes > 0 || c == Collective::kBarrier;
+    if (!chosen && s.mode == Mode::kAuto && sized) {
+      // Once per collective and size class; every rank gets here in the
+      // same call (MPI orders collectives), so all can time them together.
+      const Key key{c, size_class(bytes)};
+      auto verdict = context.verdicts.find(key);
+      if (verdict == context.verdicts.end()) {
+        if (auto best = fastest(comm, context, c, bytes)) {
+          verdict = context.verdicts.emplace(key, *best).first;
+        }
+      }
+      if (verdict != context.verdicts.end()) chosen = verdict->second;
+    }
+    if (!chosen) {
+      chosen = choose(c, context.model, bytes, 0.05, s.mode == Mode::kHierarchical).config;
+    }
+    if (context.decisions.size() >= 4096) context.decisions.clear();  // unbounded sizes
+    it = context.decisions.emplace(Key{c, bytes}, Decision{*chosen, chosen->describe()}).first;
+  }
+  return it->second;
+}
+
+const Config& decided(MPI_Comm comm, Context& context, Collective c, std::int64_t bytes) {
+  return decision(comm, context, c, bytes).config;
+}
+
 // The hierarchy and configuration for this call, or null for native.
 const Hierarchy* decide(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op op,
                         const Config** config) {
@@ -333,36 +387,10 @@ const Hierarchy* decide(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op 
   if (!context->hierarchy) return nullptr;
   const Hierarchy& h = *context->hierarchy;
   if (is_reduction(c) && !h.ordered() && !commutative(op)) return nullptr;
-  auto it = context->decisions.find(Key{c, bytes});
-  if (it == context->decisions.end()) {
-    // Decided before it is kept: a call that throws (an MPI error in a
-    // trial) leaves nothing half-decided behind.
-    std::optional<Config> chosen;
-    if (s.mode == Mode::kAuto) chosen = context->table.lookup(c, level_sizes(h), bytes);
-    // No trial for 0 bytes (nothing to time, and class 0 holds 1 byte
-    // too) but for barrier, nor for a size MPI_Type_size could not give.
-    const bool sized = bytes > 0 || c == Collective::kBarrier;
-    if (!chosen && s.mode == Mode::kAuto && sized) {
-      // Once per collective and size class; every rank gets here in the
-      // same call (MPI orders collectives), so all can time them together.
-      const Key key{c, size_class(bytes)};
-      auto verdict = context->verdicts.find(key);
-      if (verdict == context->verdicts.end()) {
-        if (auto best = fastest(comm, h, context->model, c, bytes)) {
-          verdict = context->verdicts.emplace(key, *best).first;
-        }
-      }
-      if (verdict != context->verdicts.end()) chosen = verdict->second;
-    }
-    if (!chosen) {
-      chosen = choose(c, context->model, bytes, 0.05, s.mode == Mode::kHierarchical).config;
-    }
-    if (context->decisions.size() >= 4096) context->decisions.clear();  // unbounded sizes
-    it = context->decisions.emplace(Key{c, bytes}, Decision{*chosen, chosen->describe()}).first;
-  }
-  last = it->second.description;
-  if (!it->second.config.hierarchical) return nullptr;
-  *config = &it->second.config;
+  const Decision& d = decision(comm, *context, c, bytes);
+  last = d.description;
+  if (!d.config.hierarchical) return nullptr;
+  *config = &d.config;
   return &h;
 }
 

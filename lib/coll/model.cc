@@ -301,6 +301,10 @@ double hierarchical_cost(Collective c, const Config& config, const Model& model,
 }  // namespace
 
 double predict(Collective c, const Config& config, const Model& model, std::int64_t bytes) {
+  if (config.parts.size() == 2) {  // allreduce as a reduce, then a bcast
+    return predict(Collective::kReduce, config.parts[0], model, bytes) +
+           predict(Collective::kBcast, config.parts[1], model, bytes);
+  }
   const double m = c == Collective::kBarrier ? 0 : static_cast<double>(bytes);
   return config.hierarchical ? hierarchical_cost(c, config, model, m) : native_cost(c, model, m);
 }

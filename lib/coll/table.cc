@@ -157,8 +157,15 @@ TuningTable parse_table(const std::string& text, const std::string& origin) {
       const std::string config = e.at("config").get<std::string>();
       const auto parsed = Config::parse(config);
       if (!parsed) throw fail("bad configuration '" + config + "'");
-      const bool levels_fit = parsed->levels.empty() || parsed->levels.size() == entry.sizes.size();
+      bool levels_fit = parsed->levels.empty() || parsed->levels.size() == entry.sizes.size();
+      for (const Config& part : parsed->parts) {
+        levels_fit =
+            levels_fit && (part.levels.empty() || part.levels.size() == entry.sizes.size());
+      }
       if (!levels_fit) throw fail("configuration '" + config + "' does not fit its sizes");
+      if (!parsed->parts.empty() && entry.collective != Collective::kAllreduce) {
+        throw fail("configuration '" + config + "' is for allreduce, not " + name);
+      }
       entry.config = *parsed;
       entry.measured = cost(e.value("measured", 0.0), "measured");
       entry.predicted = cost(e.value("predicted", 0.0), "predicted");

@@ -302,9 +302,10 @@ TEST_F(CollectivesTest, NonCommutativeReductionsKeepRankOrderOnOrderedHierarchie
   }
 }
 
-// Configurations that run every per-level algorithm at every level, and
+// Configurations that run every per-level algorithm at every level,
 // pipelines with several segments (12-byte segments for small counts;
-// more would crawl at 16 ranks on 2 cores). Binomial bcast and reduce run
+// more would crawl at 16 ranks on 2 cores), and allreduce as a reduce then
+// a bcast. Binomial bcast and reduce run
 // inside allreduce's first configuration (its levels' way up and down).
 std::vector<Config> configs_for(Collective c, int depth, int count) {
   using A = Algorithm;
@@ -329,6 +330,20 @@ std::vector<Config> configs_for(Collective c, int depth, int count) {
   pipeline.hierarchical = true;
   pipeline.segment_bytes = count <= 7 ? 12 : 4000;
   out.push_back(pipeline);
+  if (c == Collective::kAllreduce) {
+    // A reduce then a bcast: hierarchical then native, and the other way.
+    Config knomial;
+    knomial.hierarchical = true;
+    knomial.levels.assign(static_cast<std::size_t>(depth) + 1, A::kKnomial);
+    Config scatter = knomial;
+    scatter.levels.assign(static_cast<std::size_t>(depth) + 1, A::kScatterAllgather);
+    Config composed;
+    composed.hierarchical = true;
+    composed.parts = {knomial, Config{}};
+    out.push_back(composed);
+    composed.parts = {Config{}, scatter};
+    out.push_back(composed);
+  }
   return out;
 }
 

@@ -235,6 +235,47 @@ TEST(DispatchTest, TrialsKeepTheFastestOncePerSizeClass) {
   expect_agreed("reduce after a second trial");
 }
 
+// An allreduce's trial also times this communicator's own reduce then
+// bcast of that size (Träff, Gropp and Thakur's guideline), deciding them
+// first: later reduces and bcasts of that size make no trial of their own.
+TEST(DispatchTest, AllreduceTriesItsOwnReduceThenBcast) {
+  const auto groups = blocks_of(3);  // the table has allreduce rows for blocks of 2
+  const Comm comm(groups);
+  const bool useful = Hierarchy(MPI_COMM_WORLD, groups).useful();
+  std::vector<int> send = data(world_rank(), 300, 7), sum(300, 0), expected(300, 0);
+  ASSERT_EQ(dispatch::allreduce(send.data(), sum.data(), 300, MPI_INT, MPI_SUM, comm.get()),
+            MPI_SUCCESS);
+  const std::vector<dispatch::Trial> trials = dispatch::last_trials();
+  const std::string choice = dispatch::last_choice();
+  expect_agreed("allreduce after a trial");
+  MPI_Allreduce(send.data(), expected.data(), 300, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(sum, expected);
+  if (!useful) {
+    EXPECT_TRUE(trials.empty());
+    return;
+  }
+  ASSERT_EQ(trials.size(), 4u);
+  EXPECT_EQ(trials[0].config, "native");
+  ASSERT_EQ(dispatch::reduce(send.data(), sum.data(), 300, MPI_INT, MPI_SUM, 0, comm.get()),
+            MPI_SUCCESS);
+  EXPECT_TRUE(dispatch::last_trials().empty());
+  const std::string reduce_choice = dispatch::last_choice();
+  ASSERT_EQ(dispatch::bcast(sum.data(), 300, MPI_INT, 0, comm.get()), MPI_SUCCESS);
+  EXPECT_TRUE(dispatch::last_trials().empty());
+  EXPECT_EQ(sum, expected);
+  EXPECT_EQ(trials[3].config,
+            "reduce+bcast(" + reduce_choice + ";" + dispatch::last_choice() + ")");
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    if (trials[i].seconds < trials[best].seconds) best = i;
+  }
+  EXPECT_EQ(choice, trials[best].config);
+  // The composed choice runs when chosen, whatever it is.
+  ASSERT_EQ(dispatch::allreduce(MPI_IN_PLACE, send.data(), 300, MPI_INT, MPI_SUM, comm.get()),
+            MPI_SUCCESS);
+  EXPECT_EQ(send, expected);
+}
+
 // A rank that cannot hold a trial's buffers vetoes it on every rank (alone
 // it would leave the others waiting in the trial's first run); the model
 // decides that call, and the class is tried again later.

@@ -47,6 +47,23 @@ TEST(ConfigTest, EveryCandidateDescribesItselfAndParsesBack) {
   }
 }
 
+TEST(ConfigTest, AReduceThenABcastDescribesItsPartsAndParsesBack) {
+  const std::string text = "reduce+bcast(hierarchical levels=knomial,native;native)";
+  const auto composed = Config::parse(text);
+  ASSERT_TRUE(composed.has_value());
+  EXPECT_TRUE(composed->hierarchical);
+  ASSERT_EQ(composed->parts.size(), 2u);
+  EXPECT_EQ(composed->parts[0], *Config::parse("hierarchical levels=knomial,native"));
+  EXPECT_FALSE(composed->parts[1].hierarchical);
+  EXPECT_EQ(composed->describe(), text);
+  EXPECT_FALSE(*composed == *Config::parse("hierarchical levels=knomial,native"));
+  for (const char* bad :
+       {"reduce+bcast(native)", "reduce+bcast(native;native", "reduce+bcast(native;nativ)",
+        "reduce+bcast(native;native;native)", "reduce+bcast(reduce+bcast(native;native);native)"}) {
+    EXPECT_FALSE(Config::parse(bad).has_value()) << bad;
+  }
+}
+
 TEST(ConfigTest, CandidatesCoverEveryLevelChoiceAndOnlyUsefulPipelines) {
   // bcast on 2 levels + top: 5^3 algorithm combinations, native, and
   // pipelines of 8 KiB .. 4 MiB segments that give at least two segments.
@@ -148,6 +165,17 @@ TEST(ModelTest, SmallAllToAllCrossesTheNetworkLessOftenHierarchically) {
   const Choice c = choose(Collective::kAlltoall, two_levels(), 8);
   EXPECT_TRUE(c.config.hierarchical);
   EXPECT_LT(c.predicted, 0.5 * c.native_predicted);
+}
+
+TEST(ModelTest, AReduceThenABcastCostsItsParts) {
+  const Model m = two_levels();
+  const Config tree = *Config::parse("hierarchical levels=knomial,knomial");
+  Config composed;
+  composed.hierarchical = true;
+  composed.parts = {tree, Config{}};
+  EXPECT_DOUBLE_EQ(
+      predict(Collective::kAllreduce, composed, m, 4096),
+      predict(Collective::kReduce, tree, m, 4096) + predict(Collective::kBcast, Config{}, m, 4096));
 }
 
 TEST(ModelTest, NoGainMeansNative) {
@@ -300,6 +328,19 @@ TEST(TableTest, BadTablesNameTheProblem) {
       "config": "fast please"}]})")
                 .find("bad configuration"),
             std::string::npos);
+  const auto entry_with = [&](const std::string& collective, const std::string& config) {
+    return head + R"("entries": [{"collective": ")" + collective +
+           R"(", "sizes": [2, 2], "bytes": 8, "config": ")" + config + R"("}]})";
+  };
+  EXPECT_NE(message(entry_with("bcast", "reduce+bcast(native;native)"))
+                .find("is for allreduce, not bcast"),
+            std::string::npos);
+  EXPECT_NE(message(entry_with("allreduce", "reduce+bcast(native;hierarchical levels=chain)"))
+                .find("does not fit"),
+            std::string::npos);
+  EXPECT_EQ(
+      message(entry_with("allreduce", "reduce+bcast(native;hierarchical levels=chain,knomial)")),
+      "accepted");
   EXPECT_NE(message(head + R"("entries": [{"collective": "bcast"}]})").find("bad tuning table"),
             std::string::npos);
   EXPECT_EQ(message(head + R"("entries": []})"), "accepted");
