@@ -219,6 +219,10 @@ int reduce_then_bcast(const void* send, void* recv, int count, MPI_Datatype type
 int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy& h,
           const Config& config) {
   return guarded([&] {
+    if (config.flat != Algorithm::kNative) {
+      level_bcast(config.flat, buffer, count, type, root, h.comm());
+      return;
+    }
     // Up: the data climbs from root to its top-level representative.
     for (int j = 0; j < h.depth(); ++j) {
       const int holder = h.lead(root, j - 1), leader = h.lead(root, j);
@@ -245,6 +249,10 @@ int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy&
 int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,
            const Hierarchy& h, const Config& config) {
   return guarded([&] {
+    if (config.flat != Algorithm::kNative) {
+      level_reduce(config.flat, send, recv, count, type, op, root, h.comm());
+      return;
+    }
     const bool is_root = h.rank() == root;
     const void* mine = send == MPI_IN_PLACE ? recv : send;
     // Partial results accumulate in recv at the root, elsewhere in a buffer.
@@ -279,6 +287,10 @@ int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op
               const Hierarchy& h, const Config& config) {
   if (config.parts.size() == 2) return reduce_then_bcast(send, recv, count, type, op, h, config);
   return guarded([&] {
+    if (config.flat != Algorithm::kNative) {
+      level_allreduce(config.flat, send, recv, count, type, op, h.comm());
+      return;
+    }
     if (send != MPI_IN_PLACE) copy(send, recv, count, type);
     if (config.segment_bytes > 0 && h.depth() > 0 && can_pipeline()) {
       pipelined_allreduce(recv, count, type, op, h, config.segment_bytes);

@@ -24,8 +24,9 @@
 
 namespace rankshape::coll {
 
-/// config: the per-level algorithms and the segment size of a pipeline
-/// (config.h); its `hierarchical` flag is not looked at.
+/// config: the per-level algorithms and the segment size of a pipeline, a
+/// flat algorithm, or for allreduce a reduce then a bcast (config.h); its
+/// `hierarchical` flag is not looked at.
 int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy& h,
           const Config& config = {});
 int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,

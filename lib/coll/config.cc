@@ -1,5 +1,6 @@
 #include "lib/coll/config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 
@@ -54,6 +55,7 @@ std::string Config::describe() const {
   if (!hierarchical) return "native";
   if (parts.size() == 2)
     return "reduce+bcast(" + parts[0].describe() + ";" + parts[1].describe() + ")";
+  if (flat != Algorithm::kNative) return "flat=" + std::string(algorithm_name(flat));
   std::string out = "hierarchical";
   bool all_native = true;
   for (Algorithm a : levels) all_native = all_native && a == Algorithm::kNative;
@@ -71,6 +73,13 @@ std::string Config::describe() const {
 std::optional<Config> Config::parse(std::string_view text) {
   Config c;
   if (text == "native") return c;
+  if (text.substr(0, 5) == "flat=") {
+    const auto a = algorithm_named(text.substr(5));
+    if (!a || *a == Algorithm::kNative) return std::nullopt;
+    c.hierarchical = true;
+    c.flat = *a;
+    return c;
+  }
   constexpr std::string_view kComposed = "reduce+bcast(";
   if (text.substr(0, kComposed.size()) == kComposed) {
     if (text.back() != ')') return std::nullopt;
@@ -115,6 +124,16 @@ std::optional<Config> Config::parse(std::string_view text) {
     }
   }
   return c;
+}
+
+bool applies(const Config& config, Collective c) {
+  if (!config.parts.empty()) {
+    return c == Collective::kAllreduce && applies(config.parts[0], Collective::kReduce) &&
+           applies(config.parts[1], Collective::kBcast);
+  }
+  if (config.flat == Algorithm::kNative) return true;
+  const std::vector<Algorithm> top = level_choices(c, true);
+  return std::find(top.begin(), top.end(), config.flat) != top.end();
 }
 
 std::vector<Config> candidates(Collective c, int depth, std::int64_t bytes, bool pipelines) {

@@ -63,6 +63,13 @@ struct Config {
   /// allreduce be no slower than a reduce then a bcast, as a candidate.
   /// `levels` and `segment_bytes` are then unused.
   std::vector<Config> parts;
+  /// Not native: rankshape's own algorithm of that name on the whole
+  /// communicator, no hierarchy (bcast, reduce, allreduce; one of those
+  /// their top level may run). A textbook candidate where the MPI
+  /// library's own choice is poor (SMPI's `ompi` reduce of 64 KiB on 256
+  /// ranks: 4.0 ms, where `mpich`'s Rabenseifner takes 0.73 ms). `levels`,
+  /// `segment_bytes` and `parts` are then unused.
+  Algorithm flat = Algorithm::kNative;
 
   /// Level j's algorithm (native past the end of `levels`).
   Algorithm level(int j) const {
@@ -71,14 +78,18 @@ struct Config {
   }
   /// "native", or "hierarchical", " levels=A,B,..." when not all native, and
   /// " segment=N" when pipelined; composed: "reduce+bcast(R;B)" with the
-  /// parts' descriptions. parse() reads it back.
+  /// parts' descriptions; flat: "flat=NAME". parse() reads it back.
   std::string describe() const;
   static std::optional<Config> parse(std::string_view text);
   bool operator==(const Config& o) const {
     return hierarchical == o.hierarchical && levels == o.levels &&
-           segment_bytes == o.segment_bytes && parts == o.parts;
+           segment_bytes == o.segment_bytes && parts == o.parts && flat == o.flat;
   }
 };
+
+/// Whether configuration `config` can run collective c (flat and composed
+/// configurations fit only some; every other one fits every collective).
+bool applies(const Config& config, Collective c);
 
 /// The configurations worth considering for collective c on a hierarchy of
 /// `depth` levels below the top: native, hierarchical with native levels,

@@ -306,6 +306,9 @@ double predict(Collective c, const Config& config, const Model& model, std::int6
            predict(Collective::kBcast, config.parts[1], model, bytes);
   }
   const double m = c == Collective::kBarrier ? 0 : static_cast<double>(bytes);
+  // The flat costs below are the best of the textbook algorithms: a flat
+  // configuration is priced as native (the trials tell them apart).
+  if (config.flat != Algorithm::kNative) return native_cost(c, model, m);
   return config.hierarchical ? hierarchical_cost(c, config, model, m) : native_cost(c, model, m);
 }
 

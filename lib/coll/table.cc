@@ -163,8 +163,8 @@ TuningTable parse_table(const std::string& text, const std::string& origin) {
             levels_fit && (part.levels.empty() || part.levels.size() == entry.sizes.size());
       }
       if (!levels_fit) throw fail("configuration '" + config + "' does not fit its sizes");
-      if (!parsed->parts.empty() && entry.collective != Collective::kAllreduce) {
-        throw fail("configuration '" + config + "' is for allreduce, not " + name);
+      if (!applies(*parsed, entry.collective)) {
+        throw fail("configuration '" + config + "' does not apply to " + name);
       }
       entry.config = *parsed;
       entry.measured = cost(e.value("measured", 0.0), "measured");

@@ -304,8 +304,8 @@ TEST_F(CollectivesTest, NonCommutativeReductionsKeepRankOrderOnOrderedHierarchie
 
 // Configurations that run every per-level algorithm at every level,
 // pipelines with several segments (12-byte segments for small counts;
-// more would crawl at 16 ranks on 2 cores), and allreduce as a reduce then
-// a bcast. Binomial bcast and reduce run
+// more would crawl at 16 ranks on 2 cores), a flat algorithm, and
+// allreduce as a reduce then a bcast. Binomial bcast and reduce run
 // inside allreduce's first configuration (its levels' way up and down).
 std::vector<Config> configs_for(Collective c, int depth, int count) {
   using A = Algorithm;
@@ -330,6 +330,13 @@ std::vector<Config> configs_for(Collective c, int depth, int count) {
   pipeline.hierarchical = true;
   pipeline.segment_bytes = count <= 7 ? 12 : 4000;
   out.push_back(pipeline);
+  // rankshape's own algorithm on the whole communicator.
+  Config flat;
+  flat.hierarchical = true;
+  flat.flat = c == Collective::kBcast    ? A::kScatterAllgather
+              : c == Collective::kReduce ? A::kRabenseifner
+                                         : A::kRing;
+  out.push_back(flat);
   if (c == Collective::kAllreduce) {
     // A reduce then a bcast: hierarchical then native, and the other way.
     Config knomial;

@@ -47,7 +47,7 @@ TEST(ConfigTest, EveryCandidateDescribesItselfAndParsesBack) {
   }
 }
 
-TEST(ConfigTest, AReduceThenABcastDescribesItsPartsAndParsesBack) {
+TEST(ConfigTest, AReduceThenABcastAndFlatAlgorithmsDescribeThemselvesAndParseBack) {
   const std::string text = "reduce+bcast(hierarchical levels=knomial,native;native)";
   const auto composed = Config::parse(text);
   ASSERT_TRUE(composed.has_value());
@@ -57,8 +57,19 @@ TEST(ConfigTest, AReduceThenABcastDescribesItsPartsAndParsesBack) {
   EXPECT_FALSE(composed->parts[1].hierarchical);
   EXPECT_EQ(composed->describe(), text);
   EXPECT_FALSE(*composed == *Config::parse("hierarchical levels=knomial,native"));
+  const auto flat = Config::parse("flat=rabenseifner");
+  ASSERT_TRUE(flat.has_value());
+  EXPECT_TRUE(flat->hierarchical);
+  EXPECT_EQ(flat->flat, Algorithm::kRabenseifner);
+  EXPECT_EQ(flat->describe(), "flat=rabenseifner");
+  EXPECT_TRUE(applies(*flat, Collective::kReduce));
+  EXPECT_TRUE(applies(*flat, Collective::kAllreduce));
+  EXPECT_FALSE(applies(*flat, Collective::kBcast));
+  EXPECT_TRUE(applies(*composed, Collective::kAllreduce));
+  EXPECT_FALSE(applies(*composed, Collective::kReduce));
   for (const char* bad :
-       {"reduce+bcast(native)", "reduce+bcast(native;native", "reduce+bcast(native;nativ)",
+       {"flat=", "flat=native", "flat=fast", "flat=ring ", "reduce+bcast(native)",
+        "reduce+bcast(native;native", "reduce+bcast(native;nativ)",
         "reduce+bcast(native;native;native)", "reduce+bcast(reduce+bcast(native;native);native)"}) {
     EXPECT_FALSE(Config::parse(bad).has_value()) << bad;
   }
@@ -332,15 +343,19 @@ TEST(TableTest, BadTablesNameTheProblem) {
     return head + R"("entries": [{"collective": ")" + collective +
            R"(", "sizes": [2, 2], "bytes": 8, "config": ")" + config + R"("}]})";
   };
-  EXPECT_NE(message(entry_with("bcast", "reduce+bcast(native;native)"))
-                .find("is for allreduce, not bcast"),
-            std::string::npos);
+  EXPECT_NE(
+      message(entry_with("bcast", "reduce+bcast(native;native)")).find("does not apply to bcast"),
+      std::string::npos);
   EXPECT_NE(message(entry_with("allreduce", "reduce+bcast(native;hierarchical levels=chain)"))
                 .find("does not fit"),
             std::string::npos);
   EXPECT_EQ(
       message(entry_with("allreduce", "reduce+bcast(native;hierarchical levels=chain,knomial)")),
       "accepted");
+  EXPECT_NE(message(entry_with("bcast", "flat=ring")).find("does not apply to bcast"),
+            std::string::npos);
+  EXPECT_EQ(message(entry_with("allreduce", "reduce+bcast(flat=rabenseifner;flat=knomial)")),
+            "accepted");
   EXPECT_NE(message(head + R"("entries": [{"collective": "bcast"}]})").find("bad tuning table"),
             std::string::npos);
   EXPECT_EQ(message(head + R"("entries": []})"), "accepted");
