@@ -136,6 +136,25 @@ bool applies(const Config& config, Collective c) {
   return std::find(top.begin(), top.end(), config.flat) != top.end();
 }
 
+std::optional<Config> textbook_flat(Collective c, std::int64_t bytes, int ranks) {
+  Config flat;
+  flat.hierarchical = true;
+  switch (c) {
+    case Collective::kBcast:
+      flat.flat =
+          bytes < (12 << 10) || ranks < 8 ? Algorithm::kBinomial : Algorithm::kScatterAllgather;
+      return flat;
+    case Collective::kReduce:
+      flat.flat = bytes <= (2 << 10) ? Algorithm::kBinomial : Algorithm::kRabenseifner;
+      return flat;
+    case Collective::kAllreduce:
+      flat.flat = bytes <= (2 << 10) ? Algorithm::kRecursiveDoubling : Algorithm::kRabenseifner;
+      return flat;
+    default:
+      return std::nullopt;
+  }
+}
+
 std::vector<Config> candidates(Collective c, int depth, std::int64_t bytes, bool pipelines) {
   std::vector<Config> out{Config{}};
   if (depth == 0) return out;

@@ -124,29 +124,6 @@ struct Context {
 
 const Config& decided(MPI_Comm comm, Context& context, Collective c, std::int64_t bytes);
 
-// rankshape's own flat algorithm for c with `bytes` on p ranks by MPICH's
-// textbook rules (Thakur, Rabenseifner and Gropp 2005): trees for short
-// messages; scatter then allgather (bcast), Rabenseifner (reduce,
-// allreduce) for long ones. A trial candidate beside native, whose own
-// choice can be far off (SMPI's `ompi` reduce of 64 KiB on 256 ranks).
-std::optional<Config> textbook_flat(Collective c, std::int64_t bytes, int p) {
-  Config flat;
-  flat.hierarchical = true;
-  switch (c) {
-    case Collective::kBcast:
-      flat.flat = bytes < (12 << 10) || p < 8 ? Algorithm::kBinomial : Algorithm::kScatterAllgather;
-      return flat;
-    case Collective::kReduce:
-      flat.flat = bytes <= (2 << 10) ? Algorithm::kBinomial : Algorithm::kRabenseifner;
-      return flat;
-    case Collective::kAllreduce:
-      flat.flat = bytes <= (2 << 10) ? Algorithm::kRecursiveDoubling : Algorithm::kRabenseifner;
-      return flat;
-    default:
-      return std::nullopt;
-  }
-}
-
 // Times native, the model's kTried best hierarchical configurations and
 // the textbook flat algorithm for c with `bytes` on comm (median of 3
 // after a warm-up, the slowest rank's), and for allreduce also this communicator's own reduce then

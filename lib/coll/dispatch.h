@@ -8,10 +8,13 @@
 // given to set_groups), per-level cost parameters fitted from a short measurement,
 // and the rows of the tuning table for its level sizes. Where the table
 // has no row, the first call of each collective in each size class (up to
-// 2^k bytes) is a trial: the MPI library's own call and the cost model's
-// two best hierarchical configurations are timed on scratch buffers of
-// that size (3 runs each after a warm-up, the slowest rank's median) and
-// the fastest serves every later call of the class; native wins ties. A
+// 2^k bytes) is a trial: the MPI library's own call, the cost model's two
+// best hierarchical configurations, for bcast, reduce and allreduce
+// rankshape's flat algorithm by the textbook rules (dispatch.cc), and for
+// allreduce this communicator's own reduce then bcast (decided first) are
+// timed on scratch buffers of that size (3 runs each after a warm-up, the
+// slowest rank's median) and the fastest serves every later call of the
+// class; native wins ties. A
 // model misjudges the MPI library's own algorithms, so it never overrules
 // native unmeasured (issue 28's "no regression"), except where trials are
 // skipped: 0 bytes, and where any rank cannot hold the scratch buffers

@@ -75,6 +75,24 @@ TEST(ConfigTest, AReduceThenABcastAndFlatAlgorithmsDescribeThemselvesAndParseBac
   }
 }
 
+TEST(ConfigTest, TextbookFlatAlgorithmsFollowMpichsRules) {
+  const auto named = [](Collective c, std::int64_t bytes, int ranks) {
+    const auto flat = textbook_flat(c, bytes, ranks);
+    return flat ? flat->describe() : std::string("none");
+  };
+  EXPECT_EQ(named(Collective::kBcast, 8, 256), "flat=binomial");
+  EXPECT_EQ(named(Collective::kBcast, 64 << 10, 256), "flat=scatter-allgather");
+  EXPECT_EQ(named(Collective::kBcast, 64 << 10, 7), "flat=binomial");
+  EXPECT_EQ(named(Collective::kReduce, 2048, 256), "flat=binomial");
+  EXPECT_EQ(named(Collective::kReduce, 2049, 256), "flat=rabenseifner");
+  EXPECT_EQ(named(Collective::kAllreduce, 8, 256), "flat=recursive-doubling");
+  EXPECT_EQ(named(Collective::kAllreduce, 1 << 20, 256), "flat=rabenseifner");
+  EXPECT_EQ(named(Collective::kAlltoall, 8, 256), "none");
+  for (Collective c : {Collective::kBcast, Collective::kReduce, Collective::kAllreduce}) {
+    EXPECT_TRUE(applies(*textbook_flat(c, 1 << 20, 256), c));
+  }
+}
+
 TEST(ConfigTest, CandidatesCoverEveryLevelChoiceAndOnlyUsefulPipelines) {
   // bcast on 2 levels + top: 5^3 algorithm combinations, native, and
   // pipelines of 8 KiB .. 4 MiB segments that give at least two segments.
