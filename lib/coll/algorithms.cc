@@ -28,11 +28,16 @@
 //   ring allreduce (p = 3, chunks c0..c2): reduce-scatter in p-1 steps, each
 //       rank sending chunk (r - s) to r+1, which adds it into its own copy;
 //       rank r then holds chunk r+1 complete; an allgather ring spreads them.
-//   Rabenseifner allreduce (p = 4): fold as above; halving: 0<->2 and
-//       1<->3 swap halves (0 and 1 keep c0,c1), then 0<->1 and 2<->3 swap
-//       quarters, so rank r holds chunk r complete; doubling reverses it.
-//   Rabenseifner reduce (p = 4): the same halving, then a gather: 1->0
-//       {c1}, 3->2 {c3}; 2->0 {c2,c3}; 0 passes the result to the root.
+//   Rabenseifner allreduce (p = 4): fold as above; halving, nearest
+//       partner first (MPICH's order: the largest exchanges stay among
+//       neighbouring ranks, on one node when ranks are placed in blocks):
+//       0<->1 and 2<->3 swap halves (0 and 2 keep c0,c1), then 0<->2 and
+//       1<->3 swap quarters, so rank r holds chunk bitreverse(r) complete
+//       (0: c0, 1: c2, 2: c1, 3: c3); doubling reverses it, farthest
+//       partner first.
+//   Rabenseifner reduce (p = 4): the same halving, then a gather, farthest
+//       first: 2->0 {c1}, 3->1 {c3}; 1->0 {c2,c3}; 0 passes the result to
+//       the root.
 #include "lib/coll/algorithms.h"
 
 #include <algorithm>
@@ -554,16 +559,17 @@ void ring_allreduce(void* result, int count, MPI_Datatype type, MPI_Op op, MPI_C
   }
 }
 
-// Recursive halving among the fold's active ranks (a commutative op):
-// this rank keeps the half of [lo, hi) on its side of the partner and adds
-// the partner's copy of it into its own, until active rank a holds chunk a
-// of pof2 reduced in result: returns [lo, hi) = [a, a + 1). scratch holds
-// count elements.
+// Recursive halving among the fold's active ranks (a commutative op),
+// nearest partner first: at distance d this rank keeps the half of
+// [lo, hi) that its bit d selects and adds the partner's copy of it into
+// its own, until active rank a holds chunk bitreverse(a) of pof2 reduced
+// in result: returns [lo, hi), that one chunk. Partners agree on the
+// lower bits, so they halve the same range. scratch holds count elements.
 std::pair<int, int> halve(void* result, void* scratch, int count, MPI_Datatype type, MPI_Op op,
                           MPI_Comm comm, const Layout& l, const Fold& f) {
   auto start = [&](int c) { return chunk_start(count, f.pof2, c); };
   int lo = 0, hi = f.pof2;
-  for (int mask = f.pof2 / 2; mask > 0; mask >>= 1) {
+  for (int mask = 1; mask < f.pof2; mask <<= 1) {
     const int partner = f.real(f.active ^ mask), mid = (lo + hi) / 2;
     const bool lower = (f.active & mask) == 0;
     const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
@@ -587,9 +593,9 @@ void rabenseifner_allreduce(void* result, int count, MPI_Datatype type, MPI_Op o
   if (f.active >= 0) {
     auto start = [&](int c) { return chunk_start(count, f.pof2, c); };
     auto [lo, hi] = halve(result, a.get(), count, type, op, comm, l, f);
-    // Doubling: swap whole ranges with the partner, which holds the
-    // neighbouring range of the same size.
-    for (int mask = 1; mask < f.pof2; mask <<= 1) {
+    // Doubling, the halving undone from its last step: swap whole ranges
+    // with the partner, which holds the other half of the range they split.
+    for (int mask = f.pof2 / 2; mask > 0; mask >>= 1) {
       const int partner = f.real(f.active ^ mask), width = hi - lo;
       const bool lower = (f.active & mask) == 0;
       const int other_lo = lower ? hi : lo - width, other_hi = other_lo + width;
@@ -604,10 +610,12 @@ void rabenseifner_allreduce(void* result, int count, MPI_Datatype type, MPI_Op o
 }
 
 // Rabenseifner's reduce (a commutative op): recursive halving as in the
-// allreduce, then the chunks are gathered to active rank 0 by recursive
-// doubling (at distance d, the rank holding [a + d, a + 2d) sends it to
-// a and drops out), which passes the result to the root: every rank sends
-// about 2 (p - 1) / p of the message in all, a tree log2(p) whole ones.
+// allreduce, then the chunks are gathered to active rank 0, the halving
+// undone from its last step (at distance d, farthest first, a rank whose
+// bit d is set sends its range to the partner, which holds the other half
+// of the range they split, and drops out), which passes the result to the
+// root: every rank sends about 2 (p - 1) / p of the message in all, a tree
+// log2(p) whole ones.
 void rabenseifner_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Datatype type,
                          MPI_Op op, int root, MPI_Comm comm, const Shape& s) {
   const Layout l = layout_of(type);
@@ -620,7 +628,7 @@ void rabenseifner_reduce(const void* send_buffer, void* recv_buffer, int count, 
   if (f.active >= 0) {
     auto start = [&](int c) { return chunk_start(count, f.pof2, c); };
     auto [lo, hi] = halve(work.get(), scratch.get(), count, type, op, comm, l, f);
-    for (int mask = 1; mask < f.pof2; mask <<= 1) {
+    for (int mask = f.pof2 / 2; mask > 0; mask >>= 1) {
       if (f.active & mask) {
         send_to(at(work.get(), start(lo), l), start(hi) - start(lo), type, f.real(f.active ^ mask),
                 comm);
