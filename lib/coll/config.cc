@@ -128,12 +128,19 @@ std::optional<Config> Config::parse(std::string_view text) {
 
 bool applies(const Config& config, Collective c) {
   if (!config.parts.empty()) {
-    return c == Collective::kAllreduce && applies(config.parts[0], Collective::kReduce) &&
+    return c == Collective::kAllreduce && config.parts.size() == 2 &&
+           applies(config.parts[0], Collective::kReduce) &&
            applies(config.parts[1], Collective::kBcast);
   }
-  if (config.flat == Algorithm::kNative) return true;
-  const std::vector<Algorithm> top = level_choices(c, true);
-  return std::find(top.begin(), top.end(), config.flat) != top.end();
+  const auto can = [c](Algorithm a, bool top) {
+    const std::vector<Algorithm> choices = level_choices(c, top);
+    return std::find(choices.begin(), choices.end(), a) != choices.end();
+  };
+  if (config.flat != Algorithm::kNative) return can(config.flat, true);
+  for (std::size_t j = 0; j < config.levels.size(); ++j) {
+    if (!can(config.levels[j], j + 1 == config.levels.size())) return false;
+  }
+  return true;
 }
 
 std::optional<Config> textbook_flat(Collective c, std::int64_t bytes, int ranks) {

@@ -87,8 +87,10 @@ struct Config {
   }
 };
 
-/// Whether configuration `config` can run collective c (flat and composed
-/// configurations fit only some; every other one fits every collective).
+/// Whether configuration `config` can run collective c: each level's
+/// algorithm one that level runs for c (the top's choices at the top), a
+/// flat algorithm one the top runs, a composed one only for allreduce
+/// with a reduce and a bcast that apply.
 bool applies(const Config& config, Collective c);
 
 /// rankshape's own flat algorithm for c with `bytes` on `ranks` ranks by

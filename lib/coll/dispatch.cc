@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <memory>
-#include <new>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -130,36 +130,44 @@ const Config& decided(MPI_Comm comm, Context& context, Collective c, std::int64_
 // bcast of that size (decided first, by their own trials if need be), and
 // returns the fastest; native when none beats it. The same on every rank:
 // the times are agreed. Empty on every rank when any rank cannot hold the
-// scratch buffers (over its trial_memory(), or out of memory): a rank
-// alone leaving would hang the others in the first run.
+// scratch buffers (over its trial_memory(), or building them fails): a
+// rank alone leaving would hang the others in the first run.
 std::optional<Config> fastest(MPI_Comm comm, Context& context, Collective c, std::int64_t bytes) {
   const Hierarchy& h = *context.hierarchy;
-  std::optional<Workload> work;
-  if (Workload::footprint(c, bytes, h.size()) <= trial_memory()) {
-    try {
-      work.emplace(c, bytes, comm);
-    } catch (const std::bad_alloc&) {
-      const std::string_view what = collective_name(c);
-      std::fprintf(stderr, "rankshape: out of memory for the trial of %.*s with %lld bytes\n",
-                   static_cast<int>(what.size()), what.data(), static_cast<long long>(bytes));
-    }
-  }
-  int ready = work ? 1 : 0;
-  mpi::check(PMPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (!ready) return std::nullopt;
   const auto ranked = rank_hierarchical(c, context.model, bytes);
   std::vector<Config> tried = {Config{}};
   for (std::size_t i = 0; i < ranked.size() && i < kTried; ++i) tried.push_back(ranked[i].second);
   if (auto textbook = textbook_flat(c, bytes, h.size())) tried.push_back(*textbook);
   if (c == Collective::kAllreduce) {
     // Träff, Gropp and Thakur: an allreduce no slower than a reduce, then
-    // a bcast. Copies: deciding the bcast may clear the decisions.
+    // a bcast. Decided before this trial's buffers exist, so that their
+    // trials' buffers never add to them. Copies: deciding the bcast may
+    // clear the decisions.
     Config composed;
     composed.hierarchical = true;
     composed.parts.push_back(decided(comm, context, Collective::kReduce, bytes));
     composed.parts.push_back(decided(comm, context, Collective::kBcast, bytes));
     tried.push_back(std::move(composed));
   }
+  // The buffers count twice: the algorithms' own scratch is about as much
+  // again (Rabenseifner's reduce holds two copies of the message).
+  // Workload counts in int.
+  std::optional<Workload> work;
+  const std::int64_t budget = trial_memory();
+  if (budget > 0 && 2 * Workload::footprint(c, bytes, h.size()) <= budget &&
+      bytes <= std::numeric_limits<int>::max()) {
+    try {
+      work.emplace(c, bytes, comm);
+    } catch (const std::exception& e) {
+      const std::string_view what = collective_name(c);
+      std::fprintf(stderr, "rankshape: no trial of %.*s with %lld bytes: %s\n",
+                   static_cast<int>(what.size()), what.data(), static_cast<long long>(bytes),
+                   e.what());
+    }
+  }
+  int ready = work ? 1 : 0;
+  mpi::check(PMPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (!ready) return std::nullopt;
   std::vector<Trial> timed;  // theirs, when the parts made trials, are replaced
   Config best;
   double best_seconds = 0;

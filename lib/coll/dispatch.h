@@ -10,7 +10,7 @@
 // has no row, the first call of each collective in each size class (up to
 // 2^k bytes) is a trial: the MPI library's own call, the cost model's two
 // best hierarchical configurations, for bcast, reduce and allreduce
-// rankshape's flat algorithm by the textbook rules (dispatch.cc), and for
+// rankshape's flat algorithm by the textbook rules (config.h), and for
 // allreduce this communicator's own reduce then bcast (decided first) are
 // timed on scratch buffers of that size (3 runs each after a warm-up, the
 // slowest rank's median) and the fastest serves every later call of the
@@ -34,8 +34,9 @@
 //   RANKSHAPE_COLL_GROUPS=blocks:N|dealt:N   pretend that nodes are blocks
 //       of N consecutive ranks, or ranks dealt round-robin over N nodes
 //       (testing hierarchical paths on one machine).
-//   RANKSHAPE_COLL_TRIAL_MEMORY=BYTES   the most scratch buffer a trial may
-//       allocate on a rank (default 67108864, 64 MiB; 0: no trials).
+//   RANKSHAPE_COLL_TRIAL_MEMORY=BYTES   the most memory a trial may take on
+//       a rank: its scratch buffers, counted twice for the algorithms' own
+//       scratch (default 67108864, 64 MiB; 0: no trials).
 //
 // Calls made while a dispatched call is running on the same thread (the
 // library's own use of MPI, seen through an interposition library) go

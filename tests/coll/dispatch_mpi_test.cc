@@ -282,7 +282,7 @@ TEST(DispatchTest, AllreduceTriesItsOwnReduceThenBcast) {
 
 // A rank that cannot hold a trial's buffers vetoes it on every rank (alone
 // it would leave the others waiting in the trial's first run); the model
-// decides that call, and the class is tried again later.
+// decides that size, and another size of the class is tried again.
 TEST(DispatchTest, ARankWithoutRoomForATrialVetoesItEverywhere) {
   const auto groups = blocks_of(2);
   const Comm comm(groups);
@@ -307,6 +307,11 @@ TEST(DispatchTest, ARankWithoutRoomForATrialVetoesItEverywhere) {
   if (world_rank() == 0) {
     EXPECT_EQ(recv[1899], 3 * world_size());
   }
+  // No room anywhere: no trial, even for barrier, which needs no buffers.
+  dispatch::set_trial_memory(0);
+  ASSERT_EQ(dispatch::barrier(comm.get()), MPI_SUCCESS);
+  dispatch::set_trial_memory(-1);
+  EXPECT_TRUE(dispatch::last_trials().empty());
 }
 
 TEST(DispatchTest, NonCommutativeOperationsOnScatteredGroupsRunNatively) {

@@ -372,6 +372,19 @@ TEST(TableTest, BadTablesNameTheProblem) {
       "accepted");
   EXPECT_NE(message(entry_with("bcast", "flat=ring")).find("does not apply to bcast"),
             std::string::npos);
+  // Found in review: a level algorithm that level cannot run for the
+  // collective (only the top's leaders would refuse it, at run time).
+  EXPECT_NE(message(entry_with("allreduce",
+                               "reduce+bcast(native;hierarchical levels=native,rabenseifner)"))
+                .find("does not apply to allreduce"),
+            std::string::npos);
+  EXPECT_NE(message(entry_with("allreduce", "hierarchical levels=ring,ring"))
+                .find("does not apply to allreduce"),
+            std::string::npos);
+  EXPECT_EQ(message(entry_with("allreduce", "hierarchical levels=chain,ring")), "accepted");
+  EXPECT_NE(message(entry_with("gather", "hierarchical levels=binomial,native"))
+                .find("does not apply to gather"),
+            std::string::npos);
   EXPECT_EQ(message(entry_with("allreduce", "reduce+bcast(flat=rabenseifner;flat=knomial)")),
             "accepted");
   EXPECT_NE(message(head + R"("entries": [{"collective": "bcast"}]})").find("bad tuning table"),
