@@ -65,9 +65,7 @@ struct Config {
   std::vector<Config> parts;
   /// Not native: rankshape's own algorithm of that name on the whole
   /// communicator, no hierarchy (bcast, reduce, allreduce; one of those
-  /// their top level may run). A textbook candidate where the MPI
-  /// library's own choice is poor (SMPI's `ompi` reduce of 64 KiB on 256
-  /// ranks: 4.0 ms, where `mpich`'s Rabenseifner takes 0.73 ms). `levels`,
+  /// their top level may run; see textbook_flat). `levels`,
   /// `segment_bytes` and `parts` are then unused.
   Algorithm flat = Algorithm::kNative;
 

@@ -40,8 +40,8 @@ struct Settings {
   Mode mode = Mode::kAuto;
   std::string table;   // path, or empty
   std::string groups;  // RANKSHAPE_COLL_GROUPS, or empty
-  // Beyond this many bytes of buffers per rank a trial would hold much of
-  // the program's memory: the model alone chooses.
+  // The most memory a trial may take on a rank (its buffers counted
+  // twice, fastest()); beyond it the model alone chooses.
   std::int64_t trial_memory = std::int64_t{64} << 20;  // RANKSHAPE_COLL_TRIAL_MEMORY
   std::string error;
 };
@@ -126,12 +126,12 @@ const Config& decided(MPI_Comm comm, Context& context, Collective c, std::int64_
 
 // Times native, the model's kTried best hierarchical configurations and
 // the textbook flat algorithm for c with `bytes` on comm (median of 3
-// after a warm-up, the slowest rank's), and for allreduce also this communicator's own reduce then
-// bcast of that size (decided first, by their own trials if need be), and
-// returns the fastest; native when none beats it. The same on every rank:
-// the times are agreed. Empty on every rank when any rank cannot hold the
-// scratch buffers (over its trial_memory(), or building them fails): a
-// rank alone leaving would hang the others in the first run.
+// after a warm-up, the slowest rank's), and for allreduce also this
+// communicator's own reduce then bcast of that size (decided first, by
+// their own trials if need be), and returns the fastest; native when none beats it. The same on
+// every rank: the times are agreed. Empty on every rank when any rank cannot hold the scratch
+// buffers (over its trial_memory(), or building them fails): a rank alone leaving would hang the
+// others in the first run.
 std::optional<Config> fastest(MPI_Comm comm, Context& context, Collective c, std::int64_t bytes) {
   const Hierarchy& h = *context.hierarchy;
   const auto ranked = rank_hierarchical(c, context.model, bytes);
