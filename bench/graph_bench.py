@@ -356,13 +356,13 @@ def write_quality_md(a, rows):
 
 # The speed part: rankshape's mapping time against VieM's three presets at
 # 1,024 ranks, on the machines with a hierarchy (VieM needs one). rankshape
-# runs three times: with its full budget, with a short one (SHORT_BUDGET:
-# the grouping, the fast start and whatever else fits; SHORT), and with
-# none (--time-limit 0: the grouping alone, refined no further; QUICK).
+# runs four times: with its full budget, with two short ones
+# (SHORT_BUDGETS: the grouping, the fast start and whatever else fits),
+# and with none (--time-limit 0: the grouping alone, refined no further;
+# QUICK).
 QUICK = OURS + "-quick"
-SHORT_BUDGET = "0.1"
-SHORT = OURS + "-" + SHORT_BUDGET + "s"
-BUDGETS = {OURS: "60", SHORT: SHORT_BUDGET, QUICK: "0"}
+SHORT_BUDGETS = ["0.1", "0.03"]
+BUDGETS = {OURS: "60", **{OURS + "-" + b + "s": b for b in SHORT_BUDGETS}, QUICK: "0"}
 RANKSHAPE_SPEEDS = list(BUDGETS)
 SPEED_INSTANCES = ["mesh2d-1024", "mesh3d-1024", "rgg-1024", "powerlaw-1024"]
 SPEED_MACHINES = [("lvl2", "block"), ("lvl3", "block"), ("lvl3", "scattered")]
@@ -425,6 +425,14 @@ def speed_part(a):
     return rows
 
 
+def speed_mark(mapper):
+    """How a speedup names the rankshape run it comes from: nothing for the
+    full budget, else the budget."""
+    if mapper == OURS:
+        return ""
+    return " quick" if mapper == QUICK else " %s s" % BUDGETS[mapper]
+
+
 def write_speed_md(a, rows):
     cases = {}
     for r in rows:
@@ -433,12 +441,13 @@ def write_speed_md(a, rows):
     lines = ["# Traffic graphs: mapping time against VieM", "",
              "Written by `bench/graph_bench.sh --parts speed --reps %d` (%s). Each mapper's process "
              "runs %d times per case, the mappers in turn; seconds: the median wall time (files "
-             "read and written included). rankshape runs with its budget (60 s), with a short "
-             "one (`--time-limit %s`) and with none (`--time-limit 0`: quick). Objective: `cost`, "
+             "read and written included). rankshape runs with its budget (60 s), with short "
+             "ones (`--time-limit %s`) and with none (`--time-limit 0`: quick). Objective: `cost`, "
              "lower is better. speedup: the VieM preset's time over that of the fastest rankshape "
              "run whose objective is equal or better (marked with that run's budget when it is "
              "not the full one; else the best rankshape objective's ratio to the preset's, marked "
-             "worse)." % (a.reps, time.strftime("%Y-%m-%d"), a.reps, SHORT_BUDGET), "",
+             "worse)." % (a.reps, time.strftime("%Y-%m-%d"), a.reps, " and ".join(SHORT_BUDGETS)),
+             "",
              "| instance | machine | " + " | ".join("%s: objective, s" % n for n in names) +
              " | " + " | ".join("vs %s" % n for n in names[len(RANKSHAPE_SPEEDS):]) + " |",
              "|---|---|" + "---|" * (2 * len(names) - len(RANKSHAPE_SPEEDS))]
@@ -452,7 +461,7 @@ def write_speed_md(a, rows):
             good = [r for r in ours if float(r["objective"]) <= peer * (1 + 1e-9)]
             if good:
                 fastest = min(good, key=lambda r: float(r["median_seconds"]))
-                mark = {QUICK: " quick", SHORT: " " + SHORT_BUDGET + " s"}.get(fastest["mapper"], "")
+                mark = speed_mark(fastest["mapper"])
                 versus.append("%.1fx%s" % (float(o[n]["median_seconds"]) /
                                            float(fastest["median_seconds"]), mark))
             else:

@@ -3,6 +3,7 @@
 #include <metis.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -25,6 +26,146 @@ constexpr int kMetisSeeds = 1;
 constexpr int kMetisAttempts = 8;
 // Neighbours per vertex that refine_boundaries() considers (the heaviest).
 constexpr std::size_t kBoundaryNeighbours = 8;
+// refine_pairs(): rounds over all pairs of parts at most, and the boundary
+// vertices per side that one pair's Kernighan-Lin pass considers (those
+// with the most weight to the other side).
+constexpr int kPairRounds = 4;
+constexpr std::size_t kPairCandidates = 64;
+
+// A split's vertices as METIS takes them: local indices, adjacency with
+// 32-bit weights.
+struct LocalGraph {
+  std::vector<idx_t> xadj = {0}, adjncy, adjwgt;
+  int vertices() const { return static_cast<int>(xadj.size()) - 1; }
+};
+
+// One Kernighan-Lin pass between parts a and b (see refine_pairs());
+// returns the gain made (>= 0).
+std::int64_t kl_pair(const LocalGraph& g, int a, int b, std::vector<int>& part,
+                     std::vector<std::vector<int>>& members, std::vector<int>& slot) {
+  // Each side's candidates with d = weight to the other side minus weight
+  // to its own: a swap of x and y gains d(x) + d(y) - 2 w(x, y).
+  std::vector<int> side[2];
+  std::vector<std::int64_t> d[2];
+  const int parts[2] = {a, b};
+  for (int s = 0; s < 2; ++s) {
+    std::vector<std::pair<std::int64_t, int>> boundary;  // (-weight to the other side, vertex)
+    for (int v : members[static_cast<std::size_t>(parts[s])]) {
+      std::int64_t out = 0;
+      for (idx_t e = g.xadj[v]; e < g.xadj[v + 1]; ++e) {
+        if (part[g.adjncy[e]] == parts[1 - s]) out += g.adjwgt[e];
+      }
+      if (out > 0) boundary.emplace_back(-out, v);
+    }
+    std::sort(boundary.begin(), boundary.end());
+    if (boundary.size() > kPairCandidates) boundary.resize(kPairCandidates);
+    for (const auto& [out, v] : boundary) side[s].push_back(v);
+  }
+  const std::size_t na = side[0].size(), nb = side[1].size();
+  if (na == 0 || nb == 0) return 0;
+  const std::size_t m = na + nb;
+  for (std::size_t i = 0; i < na; ++i)
+    slot[static_cast<std::size_t>(side[0][i])] = static_cast<int>(i);
+  for (std::size_t i = 0; i < nb; ++i)
+    slot[static_cast<std::size_t>(side[1][i])] = static_cast<int>(na + i);
+  // w: the weights among the candidates (m x m); d as above.
+  std::vector<std::int64_t> w(m * m, 0);
+  for (int s = 0; s < 2; ++s) {
+    d[s].assign(side[s].size(), 0);
+    for (std::size_t i = 0; i < side[s].size(); ++i) {
+      const int v = side[s][i];
+      const std::size_t row = s == 0 ? i : na + i;
+      for (idx_t e = g.xadj[v]; e < g.xadj[v + 1]; ++e) {
+        const int u = g.adjncy[e];
+        if (part[u] == parts[1 - s]) d[s][i] += g.adjwgt[e];
+        if (part[u] == parts[s]) d[s][i] -= g.adjwgt[e];
+        if (slot[u] >= 0) w[row * m + static_cast<std::size_t>(slot[u])] = g.adjwgt[e];
+      }
+    }
+  }
+  std::vector<char> locked(m, 0);
+  std::vector<std::pair<std::size_t, std::size_t>> swaps;
+  std::int64_t sum = 0, best_sum = 0;
+  std::size_t best_prefix = 0;
+  for (std::size_t step = 0; step < std::min(na, nb); ++step) {
+    std::int64_t best = std::numeric_limits<std::int64_t>::min();
+    std::size_t bx = 0, by = 0;
+    for (std::size_t x = 0; x < na; ++x) {
+      if (locked[x]) continue;
+      for (std::size_t y = 0; y < nb; ++y) {
+        if (locked[na + y]) continue;
+        const std::int64_t gain = d[0][x] + d[1][y] - 2 * w[x * m + na + y];
+        if (gain > best) {
+          best = gain;
+          bx = x;
+          by = y;
+        }
+      }
+    }
+    locked[bx] = locked[na + by] = 1;
+    swaps.emplace_back(bx, by);
+    sum += best;
+    if (sum > best_sum) {
+      best_sum = sum;
+      best_prefix = swaps.size();
+    }
+    // As if side[0][bx] had moved to b and side[1][by] to a.
+    for (std::size_t x = 0; x < na; ++x) {
+      if (!locked[x]) d[0][x] += 2 * w[x * m + bx] - 2 * w[x * m + na + by];
+    }
+    for (std::size_t y = 0; y < nb; ++y) {
+      if (!locked[na + y]) d[1][y] += 2 * w[(na + y) * m + na + by] - 2 * w[(na + y) * m + bx];
+    }
+  }
+  for (int v : side[0]) slot[static_cast<std::size_t>(v)] = -1;
+  for (int v : side[1]) slot[static_cast<std::size_t>(v)] = -1;
+  for (std::size_t i = 0; i < best_prefix; ++i) {
+    const int x = side[0][swaps[i].first], y = side[1][swaps[i].second];
+    part[static_cast<std::size_t>(x)] = b;
+    part[static_cast<std::size_t>(y)] = a;
+    auto& ma = members[static_cast<std::size_t>(a)];
+    auto& mb = members[static_cast<std::size_t>(b)];
+    *std::find(ma.begin(), ma.end(), x) = y;
+    *std::find(mb.begin(), mb.end(), y) = x;
+  }
+  return best_sum;
+}
+
+// Kernighan-Lin between two parts at a time, by swaps, so that every
+// part keeps its size: the pairs that share edges, heaviest first, in
+// rounds until one gains nothing. A pass over parts A and B takes the
+// vertices of each with edges to the other (at most kPairCandidates, the
+// most connected to it), makes the best swap left even when it loses,
+// locks both, and keeps the best prefix of its swaps. Returns the cut
+// weight removed.
+std::int64_t refine_pairs_local(const LocalGraph& g, int k, std::vector<int>& part,
+                                const Deadline& deadline) {
+  const int n = g.vertices();
+  std::vector<std::vector<int>> members(static_cast<std::size_t>(k));
+  for (int v = 0; v < n; ++v) members[static_cast<std::size_t>(part[v])].push_back(v);
+  std::vector<int> slot(static_cast<std::size_t>(n), -1);  // index in the pass, or -1
+  std::int64_t total = 0;
+  for (int round = 0; round < kPairRounds && !deadline.passed(); ++round) {
+    std::map<std::pair<int, int>, std::int64_t> shared;
+    for (int v = 0; v < n; ++v) {
+      for (idx_t e = g.xadj[v]; e < g.xadj[v + 1]; ++e) {
+        const int a = part[v], b = part[g.adjncy[e]];
+        if (a < b) shared[{a, b}] += g.adjwgt[e];
+      }
+    }
+    std::vector<std::pair<std::int64_t, std::pair<int, int>>> pairs;
+    for (const auto& [ab, w] : shared) pairs.emplace_back(-w, ab);
+    std::sort(pairs.begin(), pairs.end());
+    std::int64_t gained = 0;
+    for (const auto& [w, ab] : pairs) {
+      if (deadline.passed()) break;
+      gained += kl_pair(g, ab.first, ab.second, part, members, slot);
+    }
+    total += gained;
+    if (gained == 0) break;
+  }
+  return total;
+}
 
 // The levels that nest: every group of a level lies inside one group of
 // the next level up; a level that does not is dropped with those above it.
@@ -211,24 +352,42 @@ class Mapper {
     const bool equal =
         std::all_of(sizes.begin(), sizes.end(), [&](int s) { return s == sizes[0]; });
     if (!options_.metis && options_.group_bottom_up && k >= 2 && equal) {
-      return agglomerate(graph, vertices, sizes[0]);
+      std::vector<std::vector<int>> grouped = agglomerate(graph, vertices, sizes[0]);
+      refine(graph, vertices, grouped);
+      return grouped;
     }
-    std::vector<std::vector<int>> direct = split_direct(graph, vertices, sizes, j);
     // Many equal parts: also by recursive splits into a prime number of
     // parts each (2 when it divides), every split exact. METIS's k-way
     // into 256 parts of 16 leaves jagged blocks on a 64x64 mesh, and its
-    // recursive bisection repairs its imbalance only at the end.
-    if (k < 2 || !equal || deadline_.passed()) return direct;
-    std::vector<std::vector<int>> best = std::move(direct);
-    double best_cut = part_cut(graph, best);
+    // recursive bisection repairs its imbalance only at the end. They make
+    // the direct split's many calls redundant: with parts that small,
+    // METIS's k-way barely coarsens and its own recursive bisection is the
+    // same work, done less exactly (at 1,024 ranks into 64 parts one k-way
+    // call took 20 ms, all 63 bisections with 2 calls each 10 ms; without
+    // the 7 calls after the first, 5 of the quality benchmark's 63
+    // objectives were worse, by 0.35% at most, and a full map took half
+    // the time). So, with the splits refined, the direct split gets one
+    // k-way call there, none in a fast map.
+    const bool recursive_too = k > 2 && equal && smallest_factor(k) != k;
+    const int direct_attempts = !(recursive_too && options_.refine_splits) ? options_.metis_attempts
+                                : options_.metis_attempts >= kMetisAttempts ? 1
+                                                                            : 0;
+    std::vector<std::vector<int>> best;
+    double best_cut = 0;
     const auto consider = [&](std::vector<std::vector<int>> candidate) {
+      refine(graph, vertices, candidate);
       const double cut = part_cut(graph, candidate);
-      if (cut < best_cut) {
+      if (best.empty() || cut < best_cut) {
         best_cut = cut;
         best = std::move(candidate);
       }
     };
-    if (k > 2 && smallest_factor(k) != k) {
+    if (direct_attempts > 0) {
+      best = split_direct(graph, vertices, sizes, j, direct_attempts);
+      best_cut = part_cut(graph, best);
+    }
+    if (k < 2 || !equal || (!best.empty() && deadline_.passed())) return best;
+    if (recursive_too) {
       std::vector<std::vector<int>> recursive;
       split_recursive(graph, vertices, k, sizes[0], j, recursive);
       consider(std::move(recursive));
@@ -356,7 +515,8 @@ class Mapper {
       return;
     }
     const int f = smallest_factor(k);
-    for (const auto& part : split_direct(graph, vertices, std::vector<int>(f, size * (k / f)), j)) {
+    for (const auto& part : split_direct(graph, vertices, std::vector<int>(f, size * (k / f)), j,
+                                         options_.metis_attempts)) {
       split_recursive(graph, part, k / f, size, j, out);
     }
   }
@@ -379,38 +539,14 @@ class Mapper {
     return cut / 2;
   }
 
-  // split() by one METIS call per attempt.
+  // split() by METIS, the best of `attempts` calls (see GraphMapOptions).
   std::vector<std::vector<int>> split_direct(const TrafficGraph& graph,
                                              const std::vector<int>& vertices,
-                                             const std::vector<int>& sizes, int j) {
+                                             const std::vector<int>& sizes, int j, int attempts) {
     const int n = static_cast<int>(vertices.size());
     const int k = static_cast<int>(sizes.size());
-    // Positions in this split: the member array for the program's graph,
-    // a fresh one for a quotient graph.
-    std::vector<int> scratch;
-    if (&graph != &graph_) scratch.assign(static_cast<std::size_t>(graph.vertices()), -1);
-    std::vector<int>& local_of = &graph == &graph_ ? local_of_ : scratch;
-    for (int i = 0; i < n; ++i) local_of[static_cast<std::size_t>(vertices[i])] = i;
-    std::vector<idx_t> xadj = {0}, adjncy, adjwgt;
-    double total = 0;
-    for (int v : vertices) {
-      for (std::size_t e = graph.begin(v); e < graph.end(v); ++e) {
-        if (local_of[static_cast<std::size_t>(graph.neighbour(e))] >= 0) {
-          total += static_cast<double>(graph.units(e));
-        }
-      }
-    }
-    const double scale = total > kMetisWeightBudget ? kMetisWeightBudget / total : 1.0;
-    for (int v : vertices) {
-      for (std::size_t e = graph.begin(v); e < graph.end(v); ++e) {
-        const int u = local_of[static_cast<std::size_t>(graph.neighbour(e))];
-        if (u < 0) continue;
-        adjncy.push_back(u);
-        adjwgt.push_back(std::max<idx_t>(
-            1, static_cast<idx_t>(static_cast<double>(graph.units(e)) * scale + 0.5)));
-      }
-      xadj.push_back(static_cast<idx_t>(adjncy.size()));
-    }
+    LocalGraph local = local_graph(graph, vertices);
+    auto& [xadj, adjncy, adjwgt] = local;
     std::vector<int> part(static_cast<std::size_t>(n), 0);
     if (adjncy.empty()) {
       // No traffic inside: any split is as good; keep the order.
@@ -432,9 +568,7 @@ class Mapper {
       // whole), from kMetisSeeds seeds, each made exact; the one that cuts
       // the least edge weight wins. Past the deadline, the first only.
       std::int64_t best_cut = -1;
-      const int attempts = options_.metis_attempts >= kMetisAttempts
-                               ? kMetisAttempts * kMetisSeeds
-                               : std::max(1, options_.metis_attempts);
+      attempts = attempts >= kMetisAttempts ? kMetisAttempts * kMetisSeeds : std::max(1, attempts);
       for (int attempt = 0; attempt < attempts && !(attempt > 0 && deadline_.passed()); ++attempt) {
         const bool recursive = attempt % 2 == 1;
         const bool tight = attempt % 4 >= 2;
@@ -449,13 +583,72 @@ class Mapper {
           part = std::move(candidate);
         }
       }
+      if (options_.refine_splits) refine_pairs_local(local, k, part, deadline_);
     }
     std::vector<std::vector<int>> parts(static_cast<std::size_t>(k));
     for (int i = 0; i < n; ++i) {
       parts[static_cast<std::size_t>(part[static_cast<std::size_t>(i)])].push_back(vertices[i]);
     }
-    for (int v : vertices) local_of[static_cast<std::size_t>(v)] = -1;
     return parts;
+  }
+
+  // The subgraph that vertices induce, as METIS takes it: weights scaled
+  // to kMetisWeightBudget in all, each at least 1.
+  LocalGraph local_graph(const TrafficGraph& graph, const std::vector<int>& vertices) {
+    // Positions in this split: the member array for the program's graph,
+    // a fresh one for a quotient graph.
+    std::vector<int> scratch;
+    if (&graph != &graph_) scratch.assign(static_cast<std::size_t>(graph.vertices()), -1);
+    std::vector<int>& local_of = &graph == &graph_ ? local_of_ : scratch;
+    const int n = static_cast<int>(vertices.size());
+    for (int i = 0; i < n; ++i) local_of[static_cast<std::size_t>(vertices[i])] = i;
+    LocalGraph local;
+    double total = 0;
+    for (int v : vertices) {
+      for (std::size_t e = graph.begin(v); e < graph.end(v); ++e) {
+        if (local_of[static_cast<std::size_t>(graph.neighbour(e))] >= 0) {
+          total += static_cast<double>(graph.units(e));
+        }
+      }
+    }
+    const double scale = total > kMetisWeightBudget ? kMetisWeightBudget / total : 1.0;
+    for (int v : vertices) {
+      for (std::size_t e = graph.begin(v); e < graph.end(v); ++e) {
+        const int u = local_of[static_cast<std::size_t>(graph.neighbour(e))];
+        if (u < 0) continue;
+        local.adjncy.push_back(u);
+        local.adjwgt.push_back(std::max<idx_t>(
+            1, static_cast<idx_t>(static_cast<double>(graph.units(e)) * scale + 0.5)));
+      }
+      local.xadj.push_back(static_cast<idx_t>(local.adjncy.size()));
+    }
+    for (int v : vertices) local_of[static_cast<std::size_t>(v)] = -1;
+    return local;
+  }
+
+  // refine_pairs_local() on parts of vertices (their union), in place.
+  void refine(const TrafficGraph& graph, const std::vector<int>& vertices,
+              std::vector<std::vector<int>>& parts) {
+    if (!options_.refine_splits || parts.size() < 2 || deadline_.passed()) return;
+    const LocalGraph local = local_graph(graph, vertices);
+    if (local.adjncy.empty()) return;
+    // part[i]: the part of vertices[i].
+    std::vector<int> scratch;
+    if (&graph != &graph_) scratch.assign(static_cast<std::size_t>(graph.vertices()), -1);
+    std::vector<int>& part_of = &graph == &graph_ ? local_of_ : scratch;
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      for (int v : parts[p]) part_of[static_cast<std::size_t>(v)] = static_cast<int>(p);
+    }
+    std::vector<int> part(vertices.size());
+    for (std::size_t i = 0; i < vertices.size(); ++i) {
+      part[i] = part_of[static_cast<std::size_t>(vertices[i])];
+      part_of[static_cast<std::size_t>(vertices[i])] = -1;
+    }
+    refine_pairs_local(local, static_cast<int>(parts.size()), part, deadline_);
+    for (auto& members : parts) members.clear();
+    for (std::size_t i = 0; i < vertices.size(); ++i) {
+      parts[static_cast<std::size_t>(part[i])].push_back(vertices[i]);
+    }
   }
 
   // METIS's partition into parts of about the given sizes.
@@ -683,6 +876,51 @@ std::int64_t refine_boundaries(IncrementalObjective& state, const std::vector<in
   return moves;
 }
 
+namespace {
+
+// The levels graph_map() splits along: the known ones, then those the
+// costs show above them (racks behind measured node-to-node costs), as far
+// as they nest.
+std::vector<std::vector<int>> levels_to_split(const Costs& costs,
+                                              const std::vector<std::vector<int>>& levels) {
+  std::vector<std::vector<int>> used;
+  for (const LinkLevel& l : link_levels(costs, levels)) used.push_back(l.group_of);
+  if (used.empty()) used = levels;
+  return nesting(used);
+}
+
+}  // namespace
+
+std::int64_t refine_pairs(const TrafficGraph& graph, int k, std::vector<int>& part,
+                          const Deadline& deadline) {
+  const int n = graph.vertices();
+  if (k < 1 || static_cast<int>(part.size()) != n) {
+    throw std::invalid_argument("refine_pairs: a part for each of the " + std::to_string(n) +
+                                " vertices, in [0, k), k >= 1");
+  }
+  for (int p : part) {
+    if (p < 0 || p >= k)
+      throw std::invalid_argument("refine_pairs: part " + std::to_string(p) + " outside [0, " +
+                                  std::to_string(k) + ")");
+  }
+  LocalGraph g;
+  for (int v = 0; v < n; ++v) {
+    for (std::size_t e = graph.begin(v); e < graph.end(v); ++e) {
+      if (graph.units(e) > std::numeric_limits<idx_t>::max()) {
+        throw std::invalid_argument("refine_pairs: an edge weight beyond 32 bits");
+      }
+      g.adjncy.push_back(graph.neighbour(e));
+      g.adjwgt.push_back(static_cast<idx_t>(graph.units(e)));
+    }
+    g.xadj.push_back(static_cast<idx_t>(g.adjncy.size()));
+  }
+  return refine_pairs_local(g, k, part, deadline);
+}
+
+int graph_map_depth(const Costs& costs, const std::vector<std::vector<int>>& levels) {
+  return static_cast<int>(levels_to_split(costs, levels).size());
+}
+
 Labelling graph_map(const Costs& costs, const TrafficGraph& graph,
                     const std::vector<std::vector<int>>& levels, const GraphMapOptions& options,
                     const Deadline& deadline) {
@@ -696,12 +934,7 @@ Labelling graph_map(const Costs& costs, const TrafficGraph& graph,
                                   " ranks, expected " + std::to_string(costs.size()));
     }
   }
-  // The known levels, then those the costs show above them (racks behind
-  // measured node-to-node costs).
-  std::vector<std::vector<int>> used;
-  for (const LinkLevel& l : link_levels(costs, levels)) used.push_back(l.group_of);
-  if (used.empty()) used = levels;
-  return Mapper(costs, graph, nesting(used), options, deadline).run();
+  return Mapper(costs, graph, levels_to_split(costs, levels), options, deadline).run();
 }
 
 }  // namespace rankshape

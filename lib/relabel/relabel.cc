@@ -595,8 +595,11 @@ Labelling map_graph(const Costs& costs, const RelabelOptions& o, int starts,
   }
   int done = 0;
   const auto fits = [&] { return !deadline.passed() && deadline.remaining() >= expected; };
+  // On one level bottom-up maps as top-down does.
+  const bool one_level = graph_map_depth(costs, o.levels) <= 1;
   for (int s = 0; s < starts && fits(); ++s, ++done) {
     for (const bool bottom_up : {false, true}) {
+      if (bottom_up && one_level) break;
       if (!fits()) {
         stats.time_limited = true;  // this start's bottom-up half skipped
         break;
@@ -719,6 +722,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
     plain.seed = o.seed;
     plain.assign_parts = false;
     plain.group_bottom_up = false;
+    plain.refine_splits = false;
     result.labelling = graph_map(costs, *o.objective.graph, o.levels, plain, deadline);
     result.algorithm = "metis(parts in machine order)";
   } else if (a == "metis") {
@@ -755,7 +759,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
       result.labelling = brute_force(costs, grid, o.objective);
       result.algorithm = "auto(brute-force)";
     } else if (graph) {
-      const int starts = p <= 4096 ? 2 : 1;
+      const int starts = p <= 4096 ? 4 : 1;
       std::string from;
       result.labelling = map_graph(costs, o, starts, deadline, rng, stats, log, from);
       result.algorithm = "auto(best of identity, grouping and " + std::to_string(starts) +

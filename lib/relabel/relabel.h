@@ -31,8 +31,8 @@
 // (brute force for p <= 8, else the best of a quick grouping without METIS,
 // which even a zero budget gets, then while the budget lasts a fast
 // graph_map() (2 METIS calls per split) and full ones top-down and
-// bottom-up from 2 seeds up to 4,096 ranks, 1 above, each begun only if
-// the time left fits it; refined) and
+// bottom-up (top-down alone on one level) from 4 seeds up to 4,096 ranks,
+// 1 above, each begun only if the time left fits it; refined) and
 // multilevel (one seed) map it with graph_map.h; metis keeps METIS's parts
 // in machine order; scotch maps the graph; kl, node-aware and bisect lay
 // out grids and are refused.

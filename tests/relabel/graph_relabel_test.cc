@@ -228,7 +228,7 @@ TEST(GraphRelabelTest, AutoReportsEveryStartAndKeepsTheBest) {
   ASSERT_GE(names.size(), 4u);
   EXPECT_EQ(names[0], "grouping");
   EXPECT_EQ(names[1], "graph map (fast)");
-  EXPECT_EQ(names[2], "graph map top-down start 1/2");
+  EXPECT_EQ(names[2], "graph map top-down start 1/4");
   EXPECT_EQ(names.back(), "refinement");
 }
 
@@ -289,6 +289,120 @@ TEST(GraphRelabelTest, BoundaryRefinementStraightensABoundary) {
   const std::vector<int> node_of = machine_levels(machine.costs)[0];
   EXPECT_GE(refine_boundaries(state, node_of, Deadline(10), 4), 1);
   EXPECT_DOUBLE_EQ(state.value().primary, best);
+}
+
+// The cut weight of a partition (each edge once).
+std::int64_t cut_of(const TrafficGraph& g, const std::vector<int>& part) {
+  std::int64_t cut = 0;
+  for (int v = 0; v < g.vertices(); ++v) {
+    for (std::size_t e = g.begin(v); e < g.end(v); ++e) {
+      if (part[static_cast<std::size_t>(g.neighbour(e))] != part[static_cast<std::size_t>(v)]) {
+        cut += g.units(e);
+      }
+    }
+  }
+  return cut / 2;
+}
+
+// The header's example: two cliques split wrongly come apart in one swap.
+TEST(GraphRelabelTest, PairRefinementSwapsTheCliquesApart) {
+  std::vector<WeightedEdge> edges;
+  for (int base : {0, 4}) {
+    for (int a = base; a < base + 4; ++a) {
+      for (int b = a + 1; b < base + 4; ++b) edges.push_back({a, b, 10});
+    }
+  }
+  edges.push_back({3, 4, 1});
+  const TrafficGraph g(8, std::move(edges));
+  std::vector<int> part = {0, 0, 0, 1, 0, 1, 1, 1};
+  ASSERT_EQ(cut_of(g, part), 61);
+  EXPECT_EQ(refine_pairs(g, 2, part, Deadline(10)), 60);
+  EXPECT_EQ(part, (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}));
+}
+
+// Every single swap loses here (the best by 2), a pass of swaps gains 3:
+// it takes the losing swap first and keeps the ones after it.
+TEST(GraphRelabelTest, PairRefinementTakesALosingSwapToGainLater) {
+  const TrafficGraph g(8, {{0, 1, 3},
+                           {0, 2, 3},
+                           {0, 3, 3},
+                           {0, 6, 2},
+                           {1, 2, 2},
+                           {1, 5, 2},
+                           {2, 4, 2},
+                           {2, 7, 1},
+                           {3, 7, 3},
+                           {4, 5, 4},
+                           {6, 7, 5}});
+  const std::vector<int> start = {0, 0, 0, 0, 1, 1, 1, 1};
+  ASSERT_EQ(cut_of(g, start), 10);
+  for (int x = 0; x < 4; ++x) {
+    for (int y = 4; y < 8; ++y) {
+      std::vector<int> swapped = start;
+      std::swap(swapped[static_cast<std::size_t>(x)], swapped[static_cast<std::size_t>(y)]);
+      ASSERT_GE(cut_of(g, swapped), 12) << x << " " << y;
+    }
+  }
+  std::vector<int> part = start;
+  EXPECT_EQ(refine_pairs(g, 2, part, Deadline(10)), 3);
+  EXPECT_EQ(cut_of(g, part), 7);
+  EXPECT_EQ(std::count(part.begin(), part.end(), 0), 4);
+}
+
+// On random graphs and partitions (equal and unequal parts): sizes stay,
+// the gain reported is the cut removed, and once a call gains nothing no
+// swap of two vertices with edges across (a pass's candidates) gains.
+TEST(GraphRelabelTest, PairRefinementKeepsSizesAndEndsWithNoGainingSwap) {
+  SplitMix64 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int n = 20 + static_cast<int>(rng.next() % 60), k = 2 + static_cast<int>(rng.next() % 5);
+    std::vector<WeightedEdge> edges;
+    for (int a = 0; a < n; ++a) {
+      for (int b = a + 1; b < n; ++b) {
+        if (rng.next() % 8 == 0)
+          edges.push_back({a, b, 1.0 + static_cast<double>(rng.next() % 100)});
+      }
+    }
+    const TrafficGraph g(n, std::move(edges));
+    std::vector<int> part(static_cast<std::size_t>(n));
+    for (int v = 0; v < n; ++v)
+      part[static_cast<std::size_t>(v)] = static_cast<int>(rng.next() % k);
+    std::vector<int> sizes(static_cast<std::size_t>(k), 0);
+    for (int p : part) ++sizes[static_cast<std::size_t>(p)];
+    for (std::int64_t gain = 1; gain > 0;) {
+      const std::int64_t before = cut_of(g, part);
+      gain = refine_pairs(g, k, part, Deadline(10));
+      ASSERT_GE(gain, 0);
+      ASSERT_EQ(before - cut_of(g, part), gain) << "trial " << trial;
+    }
+    for (int p = 0; p < k; ++p) {
+      EXPECT_EQ(std::count(part.begin(), part.end(), p), sizes[static_cast<std::size_t>(p)]);
+    }
+    const std::int64_t cut = cut_of(g, part);
+    const auto across = [&](int v, int other) {
+      for (std::size_t e = g.begin(v); e < g.end(v); ++e) {
+        if (part[static_cast<std::size_t>(g.neighbour(e))] == other) return true;
+      }
+      return false;
+    };
+    for (int x = 0; x < n; ++x) {
+      for (int y = x + 1; y < n; ++y) {
+        const int px = part[static_cast<std::size_t>(x)], py = part[static_cast<std::size_t>(y)];
+        if (px == py || !across(x, py) || !across(y, px)) continue;
+        std::vector<int> swapped = part;
+        std::swap(swapped[static_cast<std::size_t>(x)], swapped[static_cast<std::size_t>(y)]);
+        EXPECT_GE(cut_of(g, swapped), cut) << "trial " << trial << ": " << x << " " << y;
+      }
+    }
+  }
+}
+
+TEST(GraphRelabelTest, PairRefinementRefusesBadParts) {
+  const TrafficGraph g(3, {{0, 1, 1}, {1, 2, 1}});
+  std::vector<int> part = {0, 1, 2};
+  EXPECT_THROW(refine_pairs(g, 2, part, Deadline(1)), std::invalid_argument);
+  part = {0, 1};
+  EXPECT_THROW(refine_pairs(g, 2, part, Deadline(1)), std::invalid_argument);
 }
 
 TEST(GraphRelabelTest, OneRank) {
