@@ -405,9 +405,10 @@ class Mapper {
       split_recursive(graph, vertices, k, sizes[0], j, recursive);
       consider(std::move(recursive));
     }
-    // Not in a fast map: there it never won on the speed benchmark's
-    // random geometric and power-law graphs and took a third of the time,
-    // and the quick answer is that grouping already, as a whole mapping.
+    // Not in a fast map: there it changed no objective on the speed
+    // benchmark's random geometric and power-law graphs and took about a
+    // quarter of the time, and the quick answer is that grouping already,
+    // as a whole mapping.
     if (options_.group_bottom_up && options_.metis_attempts >= kMetisAttempts &&
         !deadline_.passed()) {
       consider(agglomerate(graph, vertices, sizes[0]));
