@@ -358,7 +358,8 @@ def write_quality_md(a, rows):
 # 1,024 ranks, on the machines with a hierarchy (VieM needs one). rankshape
 # runs four times: with its full budget, with two short ones
 # (SHORT_BUDGETS: the grouping, the fast start and whatever else fits),
-# and with none (--time-limit 0: the grouping alone, refined no further;
+# and with none (--time-limit 0: the grouping alone, its parts refined by
+# swaps and placed by the objective, no METIS;
 # QUICK).
 QUICK = OURS + "-quick"
 SHORT_BUDGETS = ["0.1", "0.03"]
@@ -442,11 +443,12 @@ def write_speed_md(a, rows):
              "Written by `bench/graph_bench.sh --parts speed --reps %d` (%s). Each mapper's process "
              "runs %d times per case, the mappers in turn; seconds: the median wall time (files "
              "read and written included). rankshape runs with its budget (60 s), with short "
-             "ones (`--time-limit %s`) and with none (`--time-limit 0`: quick). Objective: `cost`, "
+             "ones (%s) and with none (`--time-limit 0`: quick). Objective: `cost`, "
              "lower is better. speedup: the VieM preset's time over that of the fastest rankshape "
              "run whose objective is equal or better (marked with that run's budget when it is "
              "not the full one; else the best rankshape objective's ratio to the preset's, marked "
-             "worse)." % (a.reps, time.strftime("%Y-%m-%d"), a.reps, " and ".join(SHORT_BUDGETS)),
+             "worse)." % (a.reps, time.strftime("%Y-%m-%d"), a.reps,
+                          " and ".join("`--time-limit %s`" % b for b in SHORT_BUDGETS)),
              "",
              "| instance | machine | " + " | ".join("%s: objective, s" % n for n in names) +
              " | " + " | ".join("vs %s" % n for n in names[len(RANKSHAPE_SPEEDS):]) + " |",

@@ -30,9 +30,9 @@ constexpr int kMetisAttempts = 8;
 constexpr int kMetisCoarsestPerPart = 30;
 // assign()'s hill-climbing over more than 8 groups (a torus, measured
 // costs) stops after this many candidates per part without a gain. The
-// default, 20, stopped early: on a torus of 64 nodes, 300 gave objectives
-// 2-5% lower (random geometric, power-law, 2-D and 3-D meshes at 1,024
-// ranks, random geometric at 4,096) for 0-27% more time.
+// default, 20, stopped early: on tori of 64 and 256 nodes, 300 gave
+// objectives 2-4% lower (random geometric, power-law, 2-D and 3-D meshes
+// at 1,024 ranks, random geometric at 4,096) for 0-27% more time.
 constexpr int kAssignStallPerPart = 300;
 // Neighbours per vertex that refine_boundaries() considers (the heaviest).
 constexpr std::size_t kBoundaryNeighbours = 8;
@@ -69,7 +69,7 @@ std::int64_t kl_pair(const LocalGraph& g, int a, int b, std::vector<int>& part,
     }
     std::sort(boundary.begin(), boundary.end());
     if (boundary.size() > kPairCandidates) boundary.resize(kPairCandidates);
-    for (const auto& [out, v] : boundary) side[s].push_back(v);
+    for (const auto& entry : boundary) side[s].push_back(entry.second);
   }
   const std::size_t na = side[0].size(), nb = side[1].size();
   if (na == 0 || nb == 0) return 0;
@@ -156,7 +156,8 @@ std::int64_t refine_pairs_local(const LocalGraph& g, int k, std::vector<int>& pa
   std::vector<int> slot(static_cast<std::size_t>(n), -1);  // index in the pass, or -1
   std::int64_t total = 0;
   for (int round = 0; round < kPairRounds && !deadline.passed(); ++round) {
-    // The pairs of parts that share edges, (-shared weight, (a, b)), heaviest first.
+    // edges: ((a, b), weight) for every edge between parts a < b; pairs:
+    // (-weight a and b share, (a, b)), heaviest first.
     std::vector<std::pair<std::pair<int, int>, std::int64_t>> edges;
     for (int v = 0; v < n; ++v) {
       for (idx_t e = g.xadj[v]; e < g.xadj[v + 1]; ++e) {
@@ -172,7 +173,7 @@ std::int64_t refine_pairs_local(const LocalGraph& g, int k, std::vector<int>& pa
     }
     std::sort(pairs.begin(), pairs.end());
     std::int64_t gained = 0;
-    for (const auto& [w, ab] : pairs) {
+    for (const auto& [unused_weight, ab] : pairs) {
       if (deadline.passed()) break;
       gained += kl_pair(g, ab.first, ab.second, part, members, slot);
     }
@@ -388,9 +389,10 @@ class Mapper {
     // without it, and better than every full start).
     const bool recursive_too = k > 2 && equal && smallest_factor(k) != k;
     const bool coarsens = static_cast<int>(vertices.size()) >= kMetisCoarsestPerPart * k;
-    const int direct_attempts = !(recursive_too && options_.refine_splits) ? options_.metis_attempts
-                                : options_.metis_attempts >= kMetisAttempts || coarsens ? 1
-                                                                                        : 0;
+    int direct_attempts = std::max(1, options_.metis_attempts);
+    if (recursive_too && options_.refine_splits) {
+      direct_attempts = options_.metis_attempts >= kMetisAttempts || coarsens ? 1 : 0;
+    }
     std::vector<std::vector<int>> best;
     double best_cut = 0;
     const auto consider = [&](std::vector<std::vector<int>> candidate) {
@@ -907,6 +909,12 @@ namespace {
 // as they nest.
 std::vector<std::vector<int>> levels_to_split(const Costs& costs,
                                               const std::vector<std::vector<int>>& levels) {
+  for (const auto& level : levels) {
+    if (static_cast<int>(level.size()) != costs.size()) {
+      throw std::invalid_argument("a hierarchy level labels " + std::to_string(level.size()) +
+                                  " ranks, expected " + std::to_string(costs.size()));
+    }
+  }
   std::vector<std::vector<int>> used;
   for (const LinkLevel& l : link_levels(costs, levels)) used.push_back(l.group_of);
   if (used.empty()) used = levels;
@@ -918,9 +926,10 @@ std::vector<std::vector<int>> levels_to_split(const Costs& costs,
 std::int64_t refine_pairs(const TrafficGraph& graph, int k, std::vector<int>& part,
                           const Deadline& deadline) {
   const int n = graph.vertices();
-  if (k < 1 || static_cast<int>(part.size()) != n) {
-    throw std::invalid_argument("refine_pairs: a part for each of the " + std::to_string(n) +
-                                " vertices, in [0, k), k >= 1");
+  if (k < 1 || k > std::max(n, 1) || static_cast<int>(part.size()) != n) {
+    throw std::invalid_argument(
+        "refine_pairs: a part for each of the " + std::to_string(n) +
+        " vertices, in [0, k), 1 <= k <= " + std::to_string(std::max(n, 1)));
   }
   for (int p : part) {
     if (p < 0 || p >= k)
@@ -951,12 +960,6 @@ Labelling graph_map(const Costs& costs, const TrafficGraph& graph,
   if (graph.vertices() != costs.size()) {
     throw std::invalid_argument("the traffic graph has " + std::to_string(graph.vertices()) +
                                 " ranks, the costs " + std::to_string(costs.size()));
-  }
-  for (const auto& level : levels) {
-    if (static_cast<int>(level.size()) != costs.size()) {
-      throw std::invalid_argument("a hierarchy level labels " + std::to_string(level.size()) +
-                                  " ranks, expected " + std::to_string(costs.size()));
-    }
   }
   return Mapper(costs, graph, levels_to_split(costs, levels), options, deadline).run();
 }

@@ -6,8 +6,9 @@
 //     partition, refinement), with loose and tight balance, coarsening by
 //     heavy edges and at random, each made exact by moving the vertices that
 //     lose least; for many equal parts also recursive prime splits and a
-//     bottom-up grouping as TreeMatch's; every candidate refined by
-//     Kernighan-Lin swaps between two parts at a time;
+//     bottom-up grouping as TreeMatch's; the split METIS gives, the
+//     recursive one and the grouping each refined by Kernighan-Lin swaps
+//     between two parts at a time (until the deadline);
 //  2. the parts are assigned to the groups by the objective: the quotient
 //     graph (the traffic between parts) mapped onto the costs between the
 //     groups, exhaustively for up to 8 groups and by hill-climbing above
@@ -48,7 +49,8 @@ struct GraphMapOptions {
   /// matching. Fewer make a faster, rougher map (at 1,024 ranks on 8 racks
   /// of 8 nodes: 2 take 0.01 s, 8 about 0.06 s). With refine_splits, a
   /// split into many equal parts that recursive prime splits also make
-  /// gets one direct k-way call, none below 8.
+  /// gets one direct k-way call; below 8 only where its parts have 30
+  /// vertices or more (where METIS coarsens).
   int metis_attempts = 8;
   /// Each split's parts refined by Kernighan-Lin swaps between two parts
   /// at a time, so that sizes stay exact (see refine_pairs in
@@ -80,9 +82,10 @@ Labelling graph_map(const Costs& costs, const TrafficGraph& graph,
 /// and y gains d(x) + d(y) - 2 w(x, y), d: weight to the other part minus
 /// weight to its own), locks both, and keeps the best prefix. graph_map()
 /// runs it on every split (GraphMapOptions::refine_splits). Returns the cut
-/// weight (in graph units) removed. Throws std::invalid_argument for a part
-/// outside [0, k), a part count other than the vertices', or a weight
-/// beyond 32 bits.
+/// weight (in graph units) removed. Throws std::invalid_argument for k
+/// outside [1, vertices], a part outside [0, k), a part count other than
+/// the vertices', or a weight beyond 32 bits (graph_map() scales weights
+/// to 32 bits for METIS and refines those).
 /// Example: two 4-cliques {0,1,2,3} and {4,5,6,7} of weight 10, joined by
 /// 3-4 of weight 1, split {0,1,2,4} | {3,5,6,7} (cut 61): one pass swaps 4
 /// and 3 (gain 60), leaving the cliques apart (cut 1).
@@ -90,8 +93,9 @@ std::int64_t refine_pairs(const TrafficGraph& graph, int k, std::vector<int>& pa
                           const Deadline& deadline);
 
 /// How many levels graph_map() splits along for these costs and known
-/// levels (at most 1: one split into nodes, where its bottom-up way is the
-/// same as top-down).
+/// levels (1 or less: one split into nodes, where its bottom-up way is
+/// the same as top-down). Throws std::invalid_argument where graph_map()
+/// does for a level.
 int graph_map_depth(const Costs& costs, const std::vector<std::vector<int>>& levels);
 
 /// Boundary refinement on the full objective (state's pattern must be a

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -229,17 +230,19 @@ TEST(GraphRelabelTest, AutoReportsEveryStartAndKeepsTheBest) {
   EXPECT_EQ(names[0], "grouping");
   EXPECT_EQ(names[1], "graph map (fast)");
   EXPECT_EQ(names[2], "graph map top-down start 1/4");
+  EXPECT_EQ(names[3], "graph map bottom-up start 1/4");
   EXPECT_EQ(names.back(), "refinement");
 }
 
 // One METIS call per split still finds planted clusters (graph_map alone,
-// no refinement).
+// its splits not refined by swaps).
 TEST(GraphRelabelTest, OneMetisAttemptFindsTheClusters) {
   MachineSpec m = machine_shape(2, 4, 2, 8, RankOrder::kRandom);
   m.seed = 7;
   const SyntheticMachine machine = generate_machine(m);
   GraphMapOptions options;
   options.metis_attempts = 1;
+  options.refine_splits = false;
   const Labelling l = graph_map(machine.costs, *clusters_graph(8, 16),
                                 machine_levels(machine.costs), options, Deadline(60));
   for (const std::set<int>& nodes : nodes_of_clusters(machine.costs, l, 8)) {
@@ -403,6 +406,70 @@ TEST(GraphRelabelTest, PairRefinementRefusesBadParts) {
   EXPECT_THROW(refine_pairs(g, 2, part, Deadline(1)), std::invalid_argument);
   part = {0, 1};
   EXPECT_THROW(refine_pairs(g, 2, part, Deadline(1)), std::invalid_argument);
+  part = {0, 0, 0};
+  EXPECT_THROW(refine_pairs(g, 0, part, Deadline(1)), std::invalid_argument);
+  EXPECT_THROW(refine_pairs(g, 4, part, Deadline(1)), std::invalid_argument);
+  const TrafficGraph heavy(2, {{0, 1, 4e9}});
+  part = {0, 1};
+  EXPECT_THROW(refine_pairs(heavy, 2, part, Deadline(1)), std::invalid_argument);
+}
+
+// One level of nodes: graph_map splits along one level, and auto makes no
+// bottom-up start (it would map as top-down does).
+TEST(GraphRelabelTest, OneLevelMakesNoBottomUpStart) {
+  const SyntheticMachine machine = generate_machine(machine_shape(1, 4, 1, 16));
+  EXPECT_EQ(graph_map_depth(machine.costs, machine_levels(machine.costs)), 1);
+  const RelabelResult r =
+      relabel(machine.costs, Grid({64}), graph_options(clusters_graph(4, 16), "auto"));
+  ASSERT_GE(r.candidates.size(), 4u);
+  for (const CandidateRun& c : r.candidates) {
+    EXPECT_EQ(c.name.find("bottom-up"), std::string::npos) << c.name;
+  }
+  EXPECT_EQ(r.candidates[2].name, "graph map top-down start 1/4");
+  EXPECT_EQ(r.candidates[3].name, "graph map top-down start 2/4");
+  EXPECT_THROW(graph_map_depth(machine.costs, {std::vector<int>(3, 0)}), std::invalid_argument);
+}
+
+// --algorithm metis is the plain METIS peer: parts in machine order, no
+// grouping, no swaps; and a map with no METIS call asked still makes one.
+TEST(GraphRelabelTest, MetisPeerIsPlainAndZeroAttemptsStillMap) {
+  MachineSpec m = machine_shape(2, 4, 2, 8, RankOrder::kRandom);
+  m.seed = 9;
+  const SyntheticMachine machine = generate_machine(m);
+  // A random geometric graph: points in the unit square, edges below a
+  // radius, heavier the closer; METIS's splits of it leave swaps to gain.
+  SplitMix64 rng(5);
+  std::vector<std::pair<double, double>> points(128);
+  for (auto& [x, y] : points) {
+    x = rng.uniform();
+    y = rng.uniform();
+  }
+  std::vector<WeightedEdge> edges;
+  for (int a = 0; a < 128; ++a) {
+    for (int b = a + 1; b < 128; ++b) {
+      const double d =
+          std::hypot(points[a].first - points[b].first, points[a].second - points[b].second);
+      if (d < 0.14) edges.push_back({a, b, 1000 * (1.2 - d / 0.14)});
+    }
+  }
+  const auto graph = std::make_shared<const TrafficGraph>(128, std::move(edges));
+  GraphMapOptions plain;
+  plain.assign_parts = false;
+  plain.group_bottom_up = false;
+  plain.refine_splits = false;
+  const Labelling expected =
+      graph_map(machine.costs, *graph, machine_levels(machine.costs), plain, Deadline(60));
+  const RelabelResult r = relabel(machine.costs, Grid({128}), graph_options(graph, "metis"));
+  for (int x = 0; x < 128; ++x) {
+    EXPECT_EQ(r.labelling.old_of(NewRank(x)).value(), expected.old_of(NewRank(x)).value()) << x;
+  }
+  GraphMapOptions none;
+  none.metis_attempts = 0;
+  const Labelling l =
+      graph_map(machine.costs, *graph, machine_levels(machine.costs), none, Deadline(60));
+  std::set<int> ranks;
+  for (int x = 0; x < 128; ++x) ranks.insert(l.old_of(NewRank(x)).value());
+  EXPECT_EQ(ranks.size(), 128u);
 }
 
 TEST(GraphRelabelTest, OneRank) {
