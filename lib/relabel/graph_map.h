@@ -47,14 +47,14 @@ struct GraphMapOptions {
   /// METIS calls per split (at least 1, at most 8): k-way and recursive
   /// bisection in turn, loose then tight balance, heavy-edge then random
   /// matching. Fewer make a faster, rougher map (at 1,024 ranks on 8 racks
-  /// of 8 nodes: 2 take 0.01 s, 8 about 0.06 s). With refine_splits, a
+  /// of 8 nodes: 2 take about 0.02 s, 8 0.06 s). With refine_splits, a
   /// split into many equal parts that recursive prime splits also make
   /// gets one direct k-way call; below 8 only where its parts have 30
   /// vertices or more (where METIS coarsens).
   int metis_attempts = 8;
   /// Each split's parts refined by Kernighan-Lin swaps between two parts
-  /// at a time, so that sizes stay exact (see refine_pairs in
-  /// graph_map.cc). Off for the plain METIS mapping.
+  /// at a time, so that sizes stay exact (refine_pairs() below). Off for
+  /// the plain METIS mapping.
   bool refine_splits = true;
   /// Bottom-up instead of top-down, where every level's groups are equal:
   /// the vertices into parts of a node's size first, those parts into
