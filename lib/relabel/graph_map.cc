@@ -367,9 +367,11 @@ class Mapper {
     const int k = static_cast<int>(sizes.size());
     const bool equal =
         std::all_of(sizes.begin(), sizes.end(), [&](int s) { return s == sizes[0]; });
+    // Built once: the direct split and every candidate's refinement use it.
+    LocalGraph local = local_graph(graph, vertices);
     if (!options_.metis && options_.group_bottom_up && k >= 2 && equal) {
       std::vector<std::vector<int>> grouped = agglomerate(graph, vertices, sizes[0]);
-      refine(graph, vertices, grouped);
+      refine(graph, local, vertices, grouped);
       return grouped;
     }
     // Many equal parts: also by recursive splits into a prime number of
@@ -396,7 +398,7 @@ class Mapper {
     std::vector<std::vector<int>> best;
     double best_cut = 0;
     const auto consider = [&](std::vector<std::vector<int>> candidate) {
-      refine(graph, vertices, candidate);
+      refine(graph, local, vertices, candidate);
       const double cut = part_cut(graph, candidate);
       if (best.empty() || cut < best_cut) {
         best_cut = cut;
@@ -404,7 +406,7 @@ class Mapper {
       }
     };
     if (direct_attempts > 0) {
-      best = split_direct(graph, vertices, sizes, j, direct_attempts);
+      best = split_direct(local, vertices, sizes, j, direct_attempts);
       best_cut = part_cut(graph, best);
     }
     if (k < 2 || !equal || (!best.empty() && deadline_.passed())) return best;
@@ -541,7 +543,8 @@ class Mapper {
       return;
     }
     const int f = smallest_factor(k);
-    for (const auto& part : split_direct(graph, vertices, std::vector<int>(f, size * (k / f)), j,
+    LocalGraph local = local_graph(graph, vertices);
+    for (const auto& part : split_direct(local, vertices, std::vector<int>(f, size * (k / f)), j,
                                          options_.metis_attempts)) {
       split_recursive(graph, part, k / f, size, j, out);
     }
@@ -565,13 +568,12 @@ class Mapper {
     return cut / 2;
   }
 
-  // split() by METIS, the best of `attempts` calls (see GraphMapOptions).
-  std::vector<std::vector<int>> split_direct(const TrafficGraph& graph,
-                                             const std::vector<int>& vertices,
+  // split() by METIS, the best of `attempts` calls (see GraphMapOptions);
+  // local: the subgraph that vertices induce (local_graph()).
+  std::vector<std::vector<int>> split_direct(LocalGraph& local, const std::vector<int>& vertices,
                                              const std::vector<int>& sizes, int j, int attempts) {
     const int n = static_cast<int>(vertices.size());
     const int k = static_cast<int>(sizes.size());
-    LocalGraph local = local_graph(graph, vertices);
     auto& [xadj, adjncy, adjwgt] = local;
     std::vector<int> part(static_cast<std::size_t>(n), 0);
     if (adjncy.empty()) {
@@ -621,11 +623,8 @@ class Mapper {
   // The subgraph that vertices induce, as METIS takes it: weights scaled
   // to kMetisWeightBudget in all, each at least 1.
   LocalGraph local_graph(const TrafficGraph& graph, const std::vector<int>& vertices) {
-    // Positions in this split: the member array for the program's graph,
-    // a fresh one for a quotient graph.
     std::vector<int> scratch;
-    if (&graph != &graph_) scratch.assign(static_cast<std::size_t>(graph.vertices()), -1);
-    std::vector<int>& local_of = &graph == &graph_ ? local_of_ : scratch;
+    std::vector<int>& local_of = by_vertex(graph, scratch);
     const int n = static_cast<int>(vertices.size());
     for (int i = 0; i < n; ++i) local_of[static_cast<std::size_t>(vertices[i])] = i;
     LocalGraph local;
@@ -652,16 +651,23 @@ class Mapper {
     return local;
   }
 
-  // refine_pairs_local() on parts of vertices (their union), in place.
-  void refine(const TrafficGraph& graph, const std::vector<int>& vertices,
+  // A per-vertex array of -1s to use and leave as found: the member array
+  // for the program's graph, scratch (filled) for a quotient graph.
+  std::vector<int>& by_vertex(const TrafficGraph& graph, std::vector<int>& scratch) {
+    if (&graph == &graph_) return local_of_;
+    scratch.assign(static_cast<std::size_t>(graph.vertices()), -1);
+    return scratch;
+  }
+
+  // refine_pairs_local() on parts of vertices (their union, whose subgraph
+  // is local), in place.
+  void refine(const TrafficGraph& graph, const LocalGraph& local, const std::vector<int>& vertices,
               std::vector<std::vector<int>>& parts) {
     if (!options_.refine_splits || parts.size() < 2 || deadline_.passed()) return;
-    const LocalGraph local = local_graph(graph, vertices);
     if (local.adjncy.empty()) return;
     // part[i]: the part of vertices[i].
     std::vector<int> scratch;
-    if (&graph != &graph_) scratch.assign(static_cast<std::size_t>(graph.vertices()), -1);
-    std::vector<int>& part_of = &graph == &graph_ ? local_of_ : scratch;
+    std::vector<int>& part_of = by_vertex(graph, scratch);
     for (std::size_t p = 0; p < parts.size(); ++p) {
       for (int v : parts[p]) part_of[static_cast<std::size_t>(v)] = static_cast<int>(p);
     }
