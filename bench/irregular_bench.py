@@ -411,8 +411,8 @@ def write_md(a, rows):
              "Written by `bench/irregular_bench.sh` (%s; auto's budget %g s; VieM %s). Machines from "
              "`synth --node-ranks` (costs: 1 inside a socket, 2 across sockets, %d between nodes "
              "of an island or per torus hop, %d between islands). Objective: relabel's default "
-             "for the pattern, lower is better; for fibres also the lower bound auto reports "
-             "and auto's gap to it. best peer: the least of the job's order, the machine's "
+             "for the pattern, lower is better; also the lower bound auto reports (fibres and "
+             "stencils) and auto's gap to it. best peer: the least of the job's order, the machine's "
              "natural node-by-node order, METIS, Scotch and VieM. Seconds in brackets: "
              "relabel's own report for METIS, Scotch and auto, the process's wall time for VieM "
              "(one run each on a shared machine: indicative)." % (

@@ -7,7 +7,7 @@
 # hierarchy, slow nodes, noise, prime and odd grids, round-robin and
 # scattered placements (bench/irregular_bench.py lists them). Every
 # labelling is scored by evaluate; auto's lower bound and its gap to it are
-# reported for fibres.
+# reported (fibres and stencils).
 #   bench/irregular_bench.sh [--viem PATH] [--viem-preset fast|eco|strong]
 #                            [--budget S] [--instances NAME,...] [--out DIR]
 #                            [--parts table,curve] [--curve-budgets S,...]

@@ -80,7 +80,7 @@ int evaluate_main(int argc, char** argv) {
     nlohmann::json report = {{"costs", costs_path},      {"p", grid.size()},
                              {"grid", grid.to_string()}, {"pattern", spec.pattern.name()},
                              {"objective", spec.name()}, {"labellings", nlohmann::json::array()}};
-    const std::optional<FibreBound> bound = fibre_lower_bound(*costs, grid, spec);
+    const std::optional<LowerBound> bound = objective_lower_bound(*costs, grid, spec);
     if (bound) {
       std::cout << cli::bound_text(*bound, nullptr);
       report["lower_bound"] = cli::bound_json(*bound);

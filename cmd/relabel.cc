@@ -66,7 +66,7 @@ int relabel_main(int argc, char** argv) {
       ->capture_default_str();
   options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   app.add_option("--threads", options.threads,
-                 "threads for auto's independent starts (default: every core; the labelling is "
+                 "threads for auto's independent candidates (default: every core; the labelling is "
                  "the same for any count unless the time limit cuts the search short)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();

@@ -153,14 +153,22 @@ inline std::pair<std::string, nlohmann::json> evaluation_json(const Grid& grid,
   return {"dimensions", dimensions_json(grid, e)};
 }
 
-/// "  lower bound: B (worst fibre per dimension at least D0, D1, ...)", then
+/// "  lower bound: B (worst fibre per dimension at least D0, D1, ...)" (a
+/// stencil: "(busiest rank at least R, shared links at least L)"), then
 /// "; reached: optimal" or "; VALUE is G% above it" when given a value:
 /// how far from optimal an objective can still be (lib/model/bounds.h).
-inline std::string bound_text(const FibreBound& b, const double* value) {
-  std::string dims;
-  for (double d : b.dimension) dims += fmt::format("{}{:.6g}", dims.empty() ? "" : ", ", d);
-  std::string text =
-      fmt::format("  lower bound: {:.6g} (worst fibre per dimension at least {})", b.primary, dims);
+inline std::string bound_text(const LowerBound& b, const double* value) {
+  std::string parts;
+  if (b.stencil) {
+    parts = fmt::format("busiest rank at least {:.6g}, shared links at least {:.6g}",
+                        b.stencil->busiest_rank, b.stencil->links);
+  } else {
+    parts = "worst fibre per dimension at least ";
+    for (std::size_t k = 0; k < b.dimension.size(); ++k) {
+      parts += fmt::format("{}{:.6g}", k == 0 ? "" : ", ", b.dimension[k]);
+    }
+  }
+  std::string text = fmt::format("  lower bound: {:.6g} ({})", b.primary, parts);
   if (value != nullptr && reaches(*value, b.primary)) {
     text += "; reached: optimal";
   } else if (value != nullptr && b.primary > 0) {
@@ -170,9 +178,17 @@ inline std::string bound_text(const FibreBound& b, const double* value) {
   return text + "\n";
 }
 
-/// {primary, total, dimensions: [...]}
-inline nlohmann::json bound_json(const FibreBound& b) {
-  return {{"primary", b.primary}, {"total", b.total}, {"dimensions", b.dimension}};
+/// {primary, total, dimensions: [...]}, or for a stencil {primary, total,
+/// busiest_rank, links}
+inline nlohmann::json bound_json(const LowerBound& b) {
+  nlohmann::json j = {{"primary", b.primary}, {"total", b.total}};
+  if (b.stencil) {
+    j["busiest_rank"] = b.stencil->busiest_rank;
+    j["links"] = b.stencil->links;
+  } else {
+    j["dimensions"] = b.dimension;
+  }
+  return j;
 }
 
 /// --pattern's help text.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -337,11 +338,313 @@ double level_bound(const Levels& v, const Grid& grid, const std::vector<double>&
   return v.top * all_pairs - held;
 }
 
+// ---- Stencils ----
+
+// One dimension's share of U(s) (bounds.h) as a function of x, the lines
+// along it that the set meets: a * x when none of them is full, and a *
+// max(x - floor(s / q), (x q - s) / (q - 1)) when some may be (at most
+// that many are: each full line takes q positions, and the x - f lines
+// that are not full hold at least one each).
+struct LineShare {
+  double a = 0;  // units out per line met and not filled
+  double q = 1, s = 0;
+  bool full = false;
+  double lo = 1, hi = 1;  // the range of x
+
+  double at(double x) const {
+    if (!full) return a * x;
+    return a * std::max(x - std::floor(s / q), (x * q - s) / (q - 1));
+  }
+  // min over x in [lo, hi] of at(x) - lambda log x: convex, so the least
+  // of the pieces' stationary points, the break and the ends.
+  double least(double lambda) const {
+    std::vector<double> xs = {lo, hi};
+    if (a > 0) {
+      xs.push_back(lambda / a);
+      if (full) {
+        xs.push_back(s - std::floor(s / q) * (q - 1));  // where the pieces meet
+        xs.push_back(lambda * (q - 1) / (a * q));
+      }
+    }
+    double best = std::numeric_limits<double>::infinity();
+    for (double x : xs) {
+      x = std::clamp(x, lo, hi);
+      best = std::min(best, at(x) - lambda * std::log(x));
+    }
+    return best;
+  }
+};
+
+// A lower bound on min sum_k share_k(x_k) subject to sum_k log x_k >=
+// need: the Lagrangian dual, maximised over lambda by golden section
+// (every lambda gives a valid bound, so the search need not be exact).
+double least_with_product(const std::vector<LineShare>& shares, double need) {
+  double top = 1;
+  for (const LineShare& l : shares) top = std::max(top, 2 * l.a * l.hi * l.q);
+  const auto dual = [&](double lambda) {
+    double d = lambda * need;
+    for (const LineShare& l : shares) d += l.least(lambda);
+    return d;
+  };
+  const double golden = (std::sqrt(5.0) - 1) / 2;
+  double lo = 0, hi = top;
+  double x1 = hi - golden * (hi - lo), x2 = lo + golden * (hi - lo);
+  double f1 = dual(x1), f2 = dual(x2);
+  double best = std::max({dual(0), f1, f2});
+  for (int i = 0; i < 100; ++i) {
+    if (f1 < f2) {
+      lo = x1;
+      x1 = x2;
+      f1 = f2;
+      x2 = lo + golden * (hi - lo);
+      f2 = dual(x2);
+      best = std::max(best, f2);
+    } else {
+      hi = x2;
+      x2 = x1;
+      f2 = f1;
+      x1 = hi - golden * (hi - lo);
+      f1 = dual(x1);
+      best = std::max(best, f1);
+    }
+  }
+  return best;
+}
+
+// Most dimensions whose full lines are told apart case by case (2^n
+// cases); beyond, one case allows full lines everywhere without their
+// constraint on the other dimensions, which is weaker but still a bound.
+constexpr int kMostFullLineCases = 12;
+
+// U(s) for per-message values per dimension (units or weights), before
+// rounding up.
+double least_out(const Grid& grid, const std::vector<bool>& periods,
+                 const std::vector<double>& per_message, std::int64_t s) {
+  const std::int64_t p = grid.size();
+  if (s <= 0 || s >= p) return 0;
+  const int d = grid.ndims();
+  std::vector<LineShare> base(static_cast<std::size_t>(d));
+  std::vector<int> may_fill;  // dimensions where a set of s can hold a whole line
+  for (int k = 0; k < d; ++k) {
+    const std::int64_t q = grid.dim(k);
+    LineShare& l = base[k];
+    l.q = static_cast<double>(q);
+    l.s = static_cast<double>(s);
+    l.a = q < 2 ? 0 : per_message[k] * (periods[k] ? 2 : 1);
+    l.lo = static_cast<double>(std::max<std::int64_t>(1, (s + q - 1) / q));
+    l.hi = static_cast<double>(std::min<std::int64_t>(s, p / q));
+    if (q >= 2 && s >= q) may_fill.push_back(k);
+  }
+  const double need = (d - 1) * std::log(static_cast<double>(s));
+  const int cases = static_cast<int>(may_fill.size());
+  if (cases > kMostFullLineCases) {
+    for (int k : may_fill) base[k].full = true;
+    return std::max(0.0, least_with_product(base, need));
+  }
+  double best = std::numeric_limits<double>::infinity();
+  for (std::uint32_t mask = 0; mask < (1u << cases); ++mask) {
+    std::vector<LineShare> shares = base;
+    bool feasible = true;
+    for (int i = 0; i < cases; ++i) {
+      if ((mask >> i & 1u) == 0) continue;
+      const int k = may_fill[static_cast<std::size_t>(i)];
+      shares[k].full = true;
+      // A full line along k meets q_k lines of every other dimension.
+      for (int j = 0; j < d; ++j) {
+        if (j != k) shares[j].lo = std::max(shares[j].lo, shares[k].q);
+      }
+    }
+    for (const LineShare& l : shares) feasible = feasible && l.lo <= l.hi;
+    if (feasible) best = std::min(best, least_with_product(shares, need));
+  }
+  return best == std::numeric_limits<double>::infinity() ? 0 : std::max(0.0, best);
+}
+
+// Per dimension, what one message to an axis neighbour along it counts
+// (units or weight; 0 where the stencil has no such offset).
+std::vector<double> axis_values(const Stencil& stencil, bool units) {
+  std::vector<double> v(static_cast<std::size_t>(stencil.grid().ndims()), 0);
+  for (int o = 0; o < stencil.offsets(); ++o) {
+    if (stencil.diagonal(o)) continue;
+    const std::vector<int>& delta = stencil.delta(o);
+    const auto k = static_cast<std::size_t>(
+        std::find_if(delta.begin(), delta.end(), [](int c) { return c != 0; }) - delta.begin());
+    const double value = units ? static_cast<double>(stencil.units(o)) : stencil.weight(o);
+    v[k] = v[k] == 0 ? value : std::min(v[k], value);
+  }
+  return v;
+}
+
+// Rounds a bound on whole units up, allowing for the dual's rounding.
+std::int64_t whole_units(double bound) {
+  return static_cast<std::int64_t>(std::ceil(bound - 1e-9 * std::max(1.0, bound)));
+}
+
+// The positions of a grid by what their neighbours look like: per
+// dimension a coordinate is first, last or inside (the same for every
+// inner one), so 3^d kinds cover every position. For each kind with its
+// count: the weight sent to itself, and its distinct neighbours' weights,
+// heaviest first (a neighbour reached by two offsets counts once, with
+// both weights).
+struct PositionKind {
+  double self = 0;
+  std::vector<double> weights;
+  std::int64_t count = 0;
+};
+
+std::vector<PositionKind> position_kinds(const Stencil& stencil) {
+  const Grid& grid = stencil.grid();
+  const int d = grid.ndims();
+  std::map<std::pair<double, std::vector<double>>, std::int64_t> kinds;
+  std::vector<int> choice(static_cast<std::size_t>(d), 0);  // 0 first, 1 inside, 2 last
+  std::vector<int> coords(static_cast<std::size_t>(d));
+  while (true) {
+    std::int64_t count = 1;
+    bool present = true;
+    for (int k = 0; k < d; ++k) {
+      const int q = grid.dim(k);
+      const int c = choice[static_cast<std::size_t>(k)];
+      // Kinds a dimension this short does not have: inside needs q >= 3,
+      // last needs q >= 2.
+      if ((c == 1 && q < 3) || (c == 2 && q < 2)) present = false;
+      coords[static_cast<std::size_t>(k)] = c == 0 ? 0 : c == 1 ? 1 : q - 1;
+      count *= c == 1 ? q - 2 : 1;
+    }
+    if (present) {
+      int x = 0;
+      for (int k = 0; k < d; ++k) x = x * grid.dim(k) + coords[static_cast<std::size_t>(k)];
+      std::map<int, double> to;
+      double self = 0;
+      for (int o = 0; o < stencil.offsets(); ++o) {
+        const int y = stencil.neighbour(coords, x, o);
+        if (y == x) {
+          self += stencil.weight(o);
+        } else if (y >= 0) {
+          to[y] += stencil.weight(o);
+        }
+      }
+      std::vector<double> weights;
+      for (const auto& [y, w] : to) weights.push_back(w);
+      std::sort(weights.begin(), weights.end(), std::greater<>());
+      kinds[{self, std::move(weights)}] += count;
+    }
+    int k = d - 1;
+    while (k >= 0 && ++choice[static_cast<std::size_t>(k)] == 3)
+      choice[static_cast<std::size_t>(k--)] = 0;
+    if (k < 0) break;
+  }
+  std::vector<PositionKind> out;
+  for (auto& [key, count] : kinds) out.push_back({key.first, key.second, count});
+  return out;
+}
+
+// The ranks' part: max_x min_a R_a(x) and sum_x min_a R_a(x).
+std::pair<double, double> busiest_and_sum(const Costs& costs,
+                                          const std::vector<PositionKind>& kinds) {
+  std::size_t want = 0;
+  for (const PositionKind& k : kinds) want = std::max(want, k.weights.size());
+  double self_cost = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < costs.size(); ++a) {
+    self_cost = std::min(self_cost, costs.cost(OldRank(a), OldRank(a)));
+  }
+  std::vector<double> least(kinds.size(), std::numeric_limits<double>::infinity());
+  std::vector<double> cheapest;
+  const auto visit = [&](const Runs& runs) {
+    cheapest.clear();
+    for (const auto& [cost, count] : runs) {
+      for (std::int64_t i = 0; i < count && cheapest.size() < want; ++i) cheapest.push_back(cost);
+      if (cheapest.size() == want) break;
+    }
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      double r = 0;
+      for (std::size_t j = 0; j < kinds[i].weights.size(); ++j) {
+        r += kinds[i].weights[j] * cheapest[j];
+      }
+      least[i] = std::min(least[i], r);
+    }
+  };
+  if (const auto* structured = dynamic_cast<const StructuredCosts*>(&costs)) {
+    for_each_rank_structured(*structured, visit);
+  } else {
+    for_each_rank_dense(costs, static_cast<std::int64_t>(want), visit);
+  }
+  double busiest = 0, sum = 0;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const double r = least[i] + kinds[i].self * self_cost;
+    busiest = std::max(busiest, r);
+    sum += r * static_cast<double>(kinds[i].count);
+  }
+  return {busiest, sum};
+}
+
+// What a whole level's groups send out at least, in per-message values
+// (units or weights): the busiest group and all of them together (bounds.h,
+// "alone" and "together"). Together, along dimension k, a line met by n
+// groups carries at least 2 (n - 1) messages between them (2 n when
+// periodic and n >= 2: only full lines carry none), so they send at least
+// sum_g M(|g|) less 2 v_k per line along k (per full line when periodic),
+// with M(s) = min sum_k 2 v_k x_k under Loomis-Whitney and v_k what a
+// message along k counts.
+struct LevelOut {
+  double most = 0, sum = 0;
+};
+
+LevelOut least_level_out(const Grid& grid, const std::vector<bool>& periods,
+                         const std::vector<double>& per_message,
+                         const std::vector<std::int64_t>& sizes) {
+  const int d = grid.ndims();
+  const std::int64_t p = grid.size();
+  std::map<std::int64_t, std::pair<double, double>> memo;  // size -> (U, M)
+  LevelOut out;
+  double met = 0, groups = 0;
+  std::vector<double> full(static_cast<std::size_t>(d), 0);
+  for (std::int64_t n : sizes) {
+    if (n <= 0) continue;
+    auto it = memo.find(n);
+    if (it == memo.end()) {
+      std::vector<LineShare> shares(static_cast<std::size_t>(d));
+      for (int k = 0; k < d; ++k) {
+        const std::int64_t q = grid.dim(k);
+        shares[k].a = q < 2 ? 0 : 2 * per_message[k];
+        shares[k].q = static_cast<double>(q);
+        shares[k].lo = static_cast<double>(std::max<std::int64_t>(1, (n + q - 1) / q));
+        shares[k].hi = static_cast<double>(std::min<std::int64_t>(n, p / q));
+      }
+      const double m =
+          n >= p ? 0 : least_with_product(shares, (d - 1) * std::log(static_cast<double>(n)));
+      it = memo.emplace(n, std::make_pair(least_out(grid, periods, per_message, n), m)).first;
+    }
+    out.most = std::max(out.most, it->second.first);
+    out.sum += it->second.first;
+    met += it->second.second;
+    groups += 1;
+    for (int k = 0; k < d; ++k) full[k] += static_cast<double>(n / grid.dim(k));
+  }
+  for (int k = 0; k < d; ++k) {
+    const std::int64_t q = grid.dim(k);
+    if (q < 2) continue;
+    const double lines = static_cast<double>(p / q);
+    met -= 2 * per_message[k] * (periods[k] ? std::min(lines, full[k]) : lines);
+  }
+  if (groups > 0) {
+    out.most = std::max(out.most, met / groups);
+    out.sum = std::max(out.sum, met);
+  }
+  return out;
+}
+
+// Group sizes of one level of links.
+std::vector<std::int64_t> group_sizes(const LinkLevel& level) {
+  std::vector<std::int64_t> size(static_cast<std::size_t>(level.groups), 0);
+  for (int g : level.group_of) ++size[static_cast<std::size_t>(g)];
+  return size;
+}
+
 }  // namespace
 
 bool reaches(double value, double bound) { return value <= bound + 1e-9 * std::abs(bound); }
 
-std::optional<FibreBound> fibre_lower_bound(const Costs& costs, const Grid& grid,
+std::optional<LowerBound> fibre_lower_bound(const Costs& costs, const Grid& grid,
                                             const ObjectiveSpec& spec) {
   if (spec.is_stencil() || spec.is_graph() || spec.fibre != FibreCost::kSumOfPairs) {
     return std::nullopt;
@@ -381,7 +684,7 @@ std::optional<FibreBound> fibre_lower_bound(const Costs& costs, const Grid& grid
     for_each_rank_dense(costs, partners, visit);
   }
 
-  FibreBound b;
+  LowerBound b;
   b.total = total / 2;
   double by_levels = 0;  // sum-max from the machine's levels, structured costs only
   if (const auto* structured = dynamic_cast<const StructuredCosts*>(&costs)) {
@@ -410,6 +713,69 @@ std::optional<FibreBound> fibre_lower_bound(const Costs& costs, const Grid& grid
       return std::nullopt;
   }
   return b;
+}
+
+std::optional<LowerBound> stencil_lower_bound(const Costs& costs, const Grid& grid,
+                                              const ObjectiveSpec& spec) {
+  if (!spec.is_stencil()) return std::nullopt;
+  if (costs.size() != grid.size()) {
+    throw std::invalid_argument("stencil_lower_bound: costs have " + std::to_string(costs.size()) +
+                                " ranks but grid " + grid.to_string() + " has " +
+                                std::to_string(grid.size()) + " positions");
+  }
+  const ObjectiveSpec with = spec.links ? spec : spec.with_links(costs, {});
+  const std::shared_ptr<const Stencil> stencil = with.stencil_on(grid);
+  const std::vector<PositionKind> kinds = position_kinds(*stencil);
+  auto [busiest, rank_sum] = busiest_and_sum(costs, kinds);
+
+  const std::vector<double> weights = axis_values(*stencil, false);
+  if (const auto* structured = dynamic_cast<const StructuredCosts*>(&costs)) {
+    // Every message costs at least its level's least cost (bounds.h).
+    const Levels v = least_level_costs(*structured);
+    if (!v.one_rank) {
+      double messages = 0;
+      for (const PositionKind& k : kinds) {
+        for (double w : k.weights) messages += w * static_cast<double>(k.count);
+      }
+      const auto leaving = [&](const std::vector<std::int64_t>& sizes) {
+        return least_level_out(grid, stencil->periods(), weights, sizes).sum;
+      };
+      rank_sum = std::max(rank_sum, v.low * messages + (v.mid - v.low) * leaving(v.on_node) +
+                                        (v.top - v.mid) * leaving(v.on_rack));
+    }
+  }
+
+  LowerBound b;
+  b.stencil.emplace();
+  b.stencil->busiest_rank = busiest;
+  if (with.aggregate != Aggregate::kStep) {
+    b.primary = b.total = rank_sum;
+    return b;
+  }
+  double links = 0, links_total = 0;
+  if (with.links) {
+    const std::vector<double> units = axis_values(*stencil, true);
+    for (const LinkLevel& level : *with.links) {
+      const LevelOut out = least_level_out(grid, stencil->periods(), units, group_sizes(level));
+      const double unit = level.flow_cost * stencil->unit_weight();
+      links += unit * static_cast<double>(whole_units(out.most));
+      links_total += unit * static_cast<double>(whole_units(out.sum) + whole_units(out.most));
+    }
+  }
+  b.stencil->links = links;
+  b.primary = std::max(busiest, links);
+  b.total = rank_sum + links_total;
+  return b;
+}
+
+std::optional<LowerBound> objective_lower_bound(const Costs& costs, const Grid& grid,
+                                                const ObjectiveSpec& spec) {
+  return spec.is_stencil() ? stencil_lower_bound(costs, grid, spec)
+                           : fibre_lower_bound(costs, grid, spec);
+}
+
+std::int64_t least_units_out(const Stencil& stencil, std::int64_t s) {
+  return whole_units(least_out(stencil.grid(), stencil.periods(), axis_values(stencil, true), s));
 }
 
 }  // namespace rankshape

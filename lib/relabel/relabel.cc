@@ -376,8 +376,8 @@ constexpr int kRestartRanks = 256;
 // them), each s taken up when a thread is free; the results in order of s.
 // The first exception is rethrown once all threads are done.
 template <class Make>
-std::vector<std::optional<Labelling>> run_at_once(int n, int threads, Make make) {
-  std::vector<std::optional<Labelling>> out(static_cast<std::size_t>(n));
+auto run_at_once(int n, int threads, Make make) {
+  std::vector<decltype(make(0))> out(static_cast<std::size_t>(n));
   std::atomic<int> next{0};
   std::mutex failed;
   std::exception_ptr error;
@@ -399,39 +399,42 @@ std::vector<std::optional<Labelling>> run_at_once(int n, int threads, Make make)
   return out;
 }
 
-// The multilevel starts of auto: start s from seed o.seed + s * golden, on
-// up to o.threads threads, each with its own statistics (added to stats),
-// progress lines one at a time. A start taken up past the deadline, or
-// after one that `ends` the search, is skipped (empty), as a single thread
-// going in order would; the caller weighs the others in order.
-std::vector<std::optional<Labelling>> multilevel_starts(
-    const Costs& costs, const Grid& grid, const RelabelOptions& o, int starts,
-    const Deadline& deadline, SearchStats& stats,
+// Auto's independent candidates, job(s, stats, say) for every s < n, on up
+// to o.threads threads or across relabel_comm()'s ranks (o.share), each
+// with its own statistics (added to stats), progress lines one at a time.
+// A job taken up past the deadline, or after one that `ends` the search,
+// is skipped (empty), as a single thread going in order would; the caller
+// weighs the others in order, so a seed gives one answer either way.
+using Job = std::function<Labelling(int s, SearchStats& stats,
+                                    const std::function<void(const std::string&)>& say)>;
+std::vector<std::optional<RelabelOptions::Found>> run_wave(
+    const RelabelOptions& o, int n, const Deadline& deadline, SearchStats& stats,
     const std::function<void(const std::string&)>& say,
-    const std::function<bool(const Labelling&)>& ends) {
-  std::vector<SearchStats> each(static_cast<std::size_t>(starts));
+    const std::function<bool(const Labelling&)>& ends, const Job& job) {
+  std::vector<SearchStats> each(static_cast<std::size_t>(n));
   std::mutex saying;
   const std::function<void(const std::string&)> say_one = [&](const std::string& line) {
     const std::lock_guard<std::mutex> lock(saying);
     say(line);
   };
   std::atomic<bool> ended{false}, skipped{false};
-  const std::function<std::optional<Labelling>(int)> make = [&](int s) -> std::optional<Labelling> {
+  const std::function<std::optional<RelabelOptions::Found>(int)> make =
+      [&](int s) -> std::optional<RelabelOptions::Found> {
     if (s > 0 && (ended || deadline.passed())) {
       skipped = skipped || !ended;
       return std::nullopt;
     }
-    SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
-    Labelling l = multilevel(costs, grid, o.objective, o.levels, deadline, start_rng,
-                             each[static_cast<std::size_t>(s)], say_one);
-    if (ends && ends(l)) ended = true;
-    return l;
+    const double started = deadline.elapsed();
+    RelabelOptions::Found found{job(s, each[static_cast<std::size_t>(s)], say_one), 0};
+    found.seconds = deadline.elapsed() - started;
+    if (ends && ends(found.labelling)) ended = true;
+    return found;
   };
-  std::vector<std::optional<Labelling>> out =
-      o.share ? o.share(starts, make) : run_at_once(starts, o.threads, make);
-  if (out.size() != static_cast<std::size_t>(starts)) {
+  std::vector<std::optional<RelabelOptions::Found>> out =
+      o.share ? o.share(n, make) : run_at_once(n, o.threads, make);
+  if (out.size() != static_cast<std::size_t>(n)) {
     throw std::logic_error("RelabelOptions::share returned " + std::to_string(out.size()) +
-                           " results for " + std::to_string(starts) + " starts");
+                           " results for " + std::to_string(n) + " candidates");
   }
   for (const SearchStats& e : each) {
     stats.evaluations += e.evaluations;
@@ -440,6 +443,14 @@ std::vector<std::optional<Labelling>> multilevel_starts(
   }
   if (skipped) stats.time_limited = true;
   return out;
+}
+
+// Multilevel start s: from seed o.seed + s * golden.
+Labelling multilevel_start(const Costs& costs, const Grid& grid, const RelabelOptions& o, int s,
+                           const Deadline& deadline, SearchStats& stats,
+                           const std::function<void(const std::string&)>& say) {
+  SplitMix64 start_rng(o.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
+  return multilevel(costs, grid, o.objective, o.levels, deadline, start_rng, stats, say);
 }
 
 // What an auto run tries, for RelabelResult::candidates and the progress
@@ -454,8 +465,12 @@ class CandidateLog {
   // A candidate that just ended, said with the best objective so far.
   void add(const std::string& name, double objective, double best) {
     const double now = clock_.elapsed();
-    out_.push_back({name, now - since_, objective, false});
-    since_ = now;
+    add(name, now - since_, objective, best);
+  }
+  // One that ran for `seconds` elsewhere (a thread, another rank).
+  void add(const std::string& name, double seconds, double objective, double best) {
+    out_.push_back({name, seconds, objective, false});
+    since_ = clock_.elapsed();
     char line[200];
     std::snprintf(line, sizeof line, "%s: objective %.6g in %.2f s (best so far %.6g)",
                   name.c_str(), objective, out_.back().seconds, best);
@@ -489,14 +504,20 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
   Labelling best = Labelling::identity(p);
   ObjectiveValue best_value = chooser.value(best);
   std::string from = "identity";
-  const auto consider = [&](Labelling l, const std::string& what) {
+  // seconds < 0: the candidate just ended here; else it ran for that long
+  // in a wave.
+  const auto consider = [&](Labelling l, const std::string& what, double seconds = -1) {
     const ObjectiveValue v = chooser.value(l);
     if (chooser.better(l, v, best, best_value)) {
       best = std::move(l);
       best_value = v;
       from = what;
     }
-    log.add(what, v.primary, best_value.primary);
+    if (seconds < 0) {
+      log.add(what, v.primary, best_value.primary);
+    } else {
+      log.add(what, seconds, v.primary, best_value.primary);
+    }
   };
   consider(bisect(costs, *o.objective.stencil_on(grid), o.levels, CutRule::kBusierPart),
            "bisect (busier part)");
@@ -509,12 +530,14 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
   // and node boxes give the layouts it would (and it costs most).
   const int starts = p <= 1024 ? 2 : p <= kStencilMultilevelMax ? 1 : 0;
   int done = 0;
-  for (std::optional<Labelling>& l : multilevel_starts(
-           costs, grid, o, deadline.passed() ? 0 : starts, deadline, stats, say, {})) {
+  const Job start = [&](int s, SearchStats& st, const auto& say_one) {
+    return multilevel_start(costs, grid, o, s, deadline, st, say_one);
+  };
+  for (auto& l : run_wave(o, deadline.passed() ? 0 : starts, deadline, stats, say, {}, start)) {
     if (!l) continue;
     ++done;
-    consider(std::move(*l),
-             "multilevel start " + std::to_string(done) + "/" + std::to_string(starts));
+    consider(std::move(l->labelling),
+             "multilevel start " + std::to_string(done) + "/" + std::to_string(starts), l->seconds);
   }
   if (done < starts) stats.time_limited = true;
   // The constructions leave little to local search on large grids: a
@@ -701,7 +724,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
   SearchStats stats;
   RelabelResult result{Labelling::identity(p), o.algorithm, 0, false, 0, {}, {}, 0, {}, {}};
   result.before = evaluate(costs, grid, result.labelling, o.objective);
-  result.bound = fibre_lower_bound(costs, grid, o.objective);
+  result.bound = objective_lower_bound(costs, grid, o.objective);
   CandidateLog log(deadline, result.candidates, say);
 
   const std::string& a = o.algorithm;
@@ -777,14 +800,20 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
         return result.bound && reaches(best_value.primary, result.bound->primary) &&
                reaches(best_value.total, result.bound->total);
       };
-      const auto consider = [&](Labelling l, const std::string& name) {
+      // seconds < 0: the candidate just ended here; else it ran for that
+      // long in the wave.
+      const auto consider = [&](Labelling l, const std::string& name, double seconds = -1) {
         const ObjectiveValue v = evaluate(costs, grid, l, o.objective).value;
         if (improves(v, best_value)) {
           best = std::move(l);
           best_value = v;
           from = name;
         }
-        log.add(name, v.primary, best_value.primary);
+        if (seconds < 0) {
+          log.add(name, v.primary, best_value.primary);
+        } else {
+          log.add(name, seconds, v.primary, best_value.primary);
+        }
       };
       std::string tried;  // the candidates before multilevel, for the report
       const auto try_one = [&](auto make, const std::string& name) {
@@ -803,25 +832,33 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
         const ObjectiveValue v = evaluate(costs, grid, l, o.objective).value;
         return reaches(v.primary, result.bound->primary) && reaches(v.total, result.bound->total);
       };
+      // The multilevel starts, then METIS's slabs, which win where the
+      // levels do not fit the grid (180 ranks on 3 racks of 5 nodes of 12,
+      // 12x15: 2,529 against 2,691 for the machine's order and 2,853 for
+      // multilevel) but cost most (their KL refinement), then the fibres
+      // as a traffic graph: one wave, run at once on threads or ranks.
+      const bool with_metis = p <= kMetisCandidateRanks, with_graph = p <= kRestartRanks;
+      const int wave = optimal() ? 0 : starts + (with_metis ? 1 : 0) + (with_graph ? 1 : 0);
+      const Job job = [&](int s, SearchStats& st, const auto& say_one) {
+        if (s < starts) return multilevel_start(costs, grid, o, s, deadline, st, say_one);
+        if (with_metis && s == starts) return metis_layout(costs, grid, o.seed, deadline);
+        return fibre_graph_layout(costs, grid, o, o.seed, deadline, rng, st);
+      };
       int done = 0;
-      for (std::optional<Labelling>& l : multilevel_starts(costs, grid, o, optimal() ? 0 : starts,
-                                                           deadline, stats, say, at_bound)) {
-        if (!l || optimal()) continue;
-        consider(std::move(*l),
-                 "multilevel start " + std::to_string(++done) + "/" + std::to_string(starts));
-      }
-      // Then, in the time left, METIS's slabs, which win where the levels do
-      // not fit the grid (180 ranks on 3 racks of 5 nodes of 12, 12x15:
-      // 2,529 against 2,691 for the machine's order and 2,853 for
-      // multilevel) but cost most (their KL refinement).
       std::string last;
-      if (p <= kMetisCandidateRanks && !deadline.passed() && !optimal()) {
-        consider(metis_layout(costs, grid, o.seed, deadline), "metis");
-        last = ", metis";
-      }
-      if (p <= kRestartRanks && !deadline.passed() && !optimal()) {
-        consider(fibre_graph_layout(costs, grid, o, o.seed, deadline, rng, stats), "fibre graph");
-        last += ", fibre graph";
+      std::vector<std::optional<RelabelOptions::Found>> found =
+          run_wave(o, wave, deadline, stats, say, at_bound, job);
+      for (int s = 0; s < wave; ++s) {
+        std::optional<RelabelOptions::Found>& l = found[static_cast<std::size_t>(s)];
+        if (!l || optimal()) continue;
+        std::string name = "fibre graph";
+        if (s < starts) {
+          name = "multilevel start " + std::to_string(++done) + "/" + std::to_string(starts);
+        } else if (with_metis && s == starts) {
+          name = "metis";
+        }
+        if (s >= starts) last += ", " + name;
+        consider(std::move(l->labelling), name, l->seconds);
       }
       // Restarts while they pay: each round runs a fibre-graph layout and a
       // multilevel start with new seeds (63 ranks on nodes of 16, 7x9: 291

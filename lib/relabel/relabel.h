@@ -71,18 +71,25 @@ struct RelabelOptions {
   /// Receives short progress lines (may be empty; called from one thread
   /// at a time).
   std::function<void(const std::string&)> progress;
-  /// Threads auto may use: its multilevel starts for fibres and stencils
-  /// run at once. They are weighed in order afterwards, so a seed gives the
+  /// Threads auto may use: its independent candidates (see share) run at
+  /// once. They are weighed in order afterwards, so a seed gives the
   /// same labelling for any count unless the time limit cuts the search
   /// short.
   int threads = 1;
-  /// Where auto's multilevel starts run: given their count n and make(s)
-  /// (start s's labelling, or none when skipped), returns all n results in
-  /// order. Empty: on `threads` threads. relabel_comm() splits them across
-  /// its ranks (share_across() in lib/shape/shape.h); the results are
-  /// weighed in order either way, so a seed gives the same labelling.
-  using Share = std::function<std::vector<std::optional<Labelling>>(
-      int n, const std::function<std::optional<Labelling>(int)>& make)>;
+  /// One independent candidate's labelling and the seconds it took.
+  struct Found {
+    Labelling labelling;
+    double seconds = 0;
+  };
+  /// Where auto's independent candidates run (its multilevel starts, and
+  /// for fibres METIS's slabs and the fibre graph with them): given their
+  /// count n and make(s) (candidate s, or none when skipped), returns all
+  /// n results in order. Empty: on `threads` threads. relabel_comm()
+  /// splits them across its ranks (share_across() in lib/shape/shape.h);
+  /// the results are weighed in order either way, so a seed gives the same
+  /// labelling.
+  using Share = std::function<std::vector<std::optional<Found>>(
+      int n, const std::function<std::optional<Found>(int)>& make)>;
   Share share;
 };
 
@@ -107,8 +114,8 @@ struct RelabelResult {
   /// included; 0 when there was none.
   std::size_t child_peak_bytes = 0;
   /// Lower bounds on the objective for this grid and machine, whatever the
-  /// labelling (lib/model/bounds.h): fibres with pair costs only.
-  std::optional<FibreBound> bound;
+  /// labelling (lib/model/bounds.h): fibres with pair costs, and stencils.
+  std::optional<LowerBound> bound;
   /// What auto (and multilevel on a traffic graph) tried, in order, for
   /// how long, and what won; empty for the other algorithms.
   std::vector<CandidateRun> candidates;

@@ -98,9 +98,9 @@ int rankshape_old_rank(const rankshape_shape* shape, int new_rank);
 double rankshape_objective_before(const rankshape_shape* shape);
 double rankshape_objective_after(const rankshape_shape* shape);
 /* A lower bound on the objective, whatever the order (fibres with the
- * default pair costs; docs/objective.md, "Lower bounds"): the new order is
- * optimal when objective_after reaches it. -1 when none is known (stencils,
- * graphs, max-pair). */
+ * default pair costs, and stencils; docs/objective.md, "Lower bounds"): the
+ * new order is optimal when objective_after reaches it. -1 when none is
+ * known (graphs, max-pair). */
 double rankshape_lower_bound(const rankshape_shape* shape);
 
 /* Frees the communicators and the handle; sets *shape to NULL. */

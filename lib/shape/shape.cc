@@ -469,7 +469,7 @@ ShapedComm shape_comm(MPI_Comm raw, const Grid& grid, const Labelling& labelling
   report.before = evaluate(*costs.costs, grid, Labelling::identity(p), objective);
   report.after = evaluate(*costs.costs, grid, labelling, objective);
   // relabel_comm() passes the bound its search computed.
-  if (!report.bound) report.bound = fibre_lower_bound(*costs.costs, grid, objective);
+  if (!report.bound) report.bound = objective_lower_bound(*costs.costs, grid, objective);
   if (!options.heatmap_prefix.empty()) {
     agree(comm, me != 0 ? "" : capture([&] {
             write_heatmap_pair(options.heatmap_prefix, *costs.costs, labelling, grid);
@@ -612,13 +612,13 @@ ShapedComm relabel_comm(MPI_Comm raw, const Grid& grid, const ShapeOptions& opti
 }
 
 RelabelOptions::Share share_across(MPI_Comm comm) {
-  return [comm](int n, const std::function<std::optional<Labelling>(int)>& make) {
+  return [comm](int n, const std::function<std::optional<RelabelOptions::Found>(int)>& make) {
     int size = 1, me = 0;
     mpi::check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
     mpi::check(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
     int all = n;
     mpi::check(MPI_Allreduce(&n, &all, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-    std::vector<std::optional<Labelling>> mine(static_cast<std::size_t>(all));
+    std::vector<std::optional<RelabelOptions::Found>> mine(static_cast<std::size_t>(all));
     std::exception_ptr error;
     for (int s = me; s < n; s += size) {
       try {
@@ -630,26 +630,30 @@ RelabelOptions::Share share_across(MPI_Comm comm) {
     int failed = error ? 1 : 0, any = 0;
     mpi::check(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
     if (error) std::rethrow_exception(error);
-    if (any) throw std::runtime_error("a multilevel start failed on another rank");
-    // Each start from its rank: its length (0: none), then its old ranks.
-    std::vector<std::optional<Labelling>> out(static_cast<std::size_t>(n));
+    if (any) throw std::runtime_error("a candidate of auto failed on another rank");
+    // Each candidate from its rank: its length (0: none) and seconds, then
+    // its old ranks.
+    std::vector<std::optional<RelabelOptions::Found>> out(static_cast<std::size_t>(n));
     std::vector<int> perm;
     for (int s = 0; s < all; ++s) {
       const int owner = s % size;
-      const std::optional<Labelling>& l = mine[static_cast<std::size_t>(s)];
-      int length = owner == me && l ? l->size() : 0;
-      mpi::check(MPI_Bcast(&length, 1, MPI_INT, owner, comm), "MPI_Bcast");
+      const std::optional<RelabelOptions::Found>& l = mine[static_cast<std::size_t>(s)];
+      double head[2] = {owner == me && l ? static_cast<double>(l->labelling.size()) : 0,
+                        owner == me && l ? l->seconds : 0};
+      mpi::check(MPI_Bcast(head, 2, MPI_DOUBLE, owner, comm), "MPI_Bcast");
+      const int length = static_cast<int>(head[0]);
       if (length == 0) continue;
       perm.resize(static_cast<std::size_t>(length));
       if (owner == me) {
-        for (int x = 0; x < length; ++x) perm[x] = l->old_of(NewRank(x)).value();
+        for (int x = 0; x < length; ++x) perm[x] = l->labelling.old_of(NewRank(x)).value();
       }
       mpi::check(MPI_Bcast(perm.data(), length, MPI_INT, owner, comm), "MPI_Bcast");
       if (s >= n) continue;
       std::vector<OldRank> old_ranks;
       old_ranks.reserve(perm.size());
       for (int v : perm) old_ranks.emplace_back(v);
-      out[static_cast<std::size_t>(s)] = Labelling(std::move(old_ranks));
+      out[static_cast<std::size_t>(s)] =
+          RelabelOptions::Found{Labelling(std::move(old_ranks)), head[1]};
     }
     return out;
   };

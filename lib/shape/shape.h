@@ -17,7 +17,7 @@
 // the ranks compare fingerprints of them (grid, options, costs), so a rank
 // that passed something else is reported on every rank instead of
 // deadlocking; (2) costs come from the chosen source; (3) every rank runs
-// the relabelling with the same seed, auto's multilevel starts split
+// the relabelling with the same seed, auto's independent candidates split
 // across the ranks (share_across()), so that the labelling is the one a
 // single process finds with that seed unless the time limit cuts the
 // search short; then the best objective wins (lowest rank on ties: ranks
@@ -114,9 +114,9 @@ struct ShapeReport {
   Evaluation before;          // identity order
   Evaluation after;           // the labelling used
   /// Lower bounds on the objective, whatever the labelling (fibres with
-  /// pair costs only; lib/model/bounds.h): after is optimal when it
+  /// pair costs, and stencils; lib/model/bounds.h): after is optimal when it
   /// reaches bound->primary.
-  std::optional<FibreBound> bound;
+  std::optional<LowerBound> bound;
   double measure_seconds = 0;  // getting the costs (MPI_Wtime)
   double relabel_seconds = 0;  // relabelling, choosing and checking the winner
   /// Group tables given to the collectives on comm() (nodes, racks); 0
@@ -220,13 +220,15 @@ ShapedComm shape_comm(MPI_Comm comm, const Grid& grid, const Labelling& labellin
                       const JobCosts& costs, const ShapeOptions& options = {},
                       ShapeReport report = {});
 
-/// For RelabelOptions::share: auto's multilevel starts split across comm's
-/// ranks (start s on rank s % size), each result then broadcast from its
+/// For RelabelOptions::share: auto's independent candidates (multilevel
+/// starts, METIS's slabs, the fibre graph) split across comm's ranks
+/// (candidate s on rank s % size), each result then broadcast from its
 /// rank, so every rank returns all of them, as one process would compute
 /// them with the same seed. Collective over comm at every call: every rank
 /// must run the same relabel() (relabel_comm() makes sure), the counts
 /// may differ (a rank whose deadline passed asks for none; the largest
-/// count is run). A start that throws on any rank throws on every rank.
+/// count is run). A candidate that throws on any rank throws on every
+/// rank.
 /// comm must outlive the returned function's use.
 RelabelOptions::Share share_across(MPI_Comm comm);
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <utility>
 
 #include "lib/util/random.h"
 #include "tests/testing/machines.h"
@@ -39,7 +41,7 @@ TEST(FibreLowerBoundTest, WorkedExampleOfTheHeader) {
   // Nodes {0,1} and {2,3}: 1 inside, 10 across; grid 2x2.
   const DenseCosts costs(4, {0, 1, 10, 10, 1, 0, 10, 10, 10, 10, 0, 1, 10, 10, 1, 0});
   const Grid grid({2, 2});
-  const std::optional<FibreBound> b = fibre_lower_bound(costs, grid, ObjectiveSpec());
+  const std::optional<LowerBound> b = fibre_lower_bound(costs, grid, ObjectiveSpec());
   ASSERT_TRUE(b.has_value());
   EXPECT_DOUBLE_EQ(b->primary, 11);  // reached: 1 + 10
   EXPECT_DOUBLE_EQ(b->total, 22);
@@ -90,7 +92,7 @@ TEST(FibreLowerBoundTest, ReachedOnAPlantedMachine) {
   for (Aggregate aggregate : kAggregates) {
     const ObjectiveSpec spec = with(aggregate);
     const Evaluation e = evaluate(costs, grid, Labelling::identity(256), spec);
-    const std::optional<FibreBound> b = fibre_lower_bound(costs, grid, spec);
+    const std::optional<LowerBound> b = fibre_lower_bound(costs, grid, spec);
     EXPECT_TRUE(reaches(e.value.total, b->total));
     if (aggregate == Aggregate::kMaxOverAllFibres) {
       EXPECT_DOUBLE_EQ(b->primary, (120 + 1200) / 2.0);
@@ -100,7 +102,7 @@ TEST(FibreLowerBoundTest, ReachedOnAPlantedMachine) {
   }
   // Each dimension alone could stay inside nodes (16 * 15 / 2 pairs of cost
   // 1), but not both: the sum-max bound is one inside and one across.
-  const std::optional<FibreBound> b = fibre_lower_bound(costs, grid, ObjectiveSpec());
+  const std::optional<LowerBound> b = fibre_lower_bound(costs, grid, ObjectiveSpec());
   EXPECT_DOUBLE_EQ(b->dimension[0], 120);
   EXPECT_DOUBLE_EQ(b->dimension[1], 120);
   EXPECT_DOUBLE_EQ(b->primary, 120 + 1200);
@@ -145,7 +147,7 @@ TEST(FibreLowerBoundTest, LevelBoundNeverAboveTheOptimum) {
       const StructuredCosts costs = small_structured(rng, grid.size());
       for (Aggregate aggregate : kAggregates) {
         const ObjectiveSpec spec = with(aggregate);
-        const FibreBound b = *fibre_lower_bound(costs, grid, spec);
+        const LowerBound b = *fibre_lower_bound(costs, grid, spec);
         EXPECT_LE(b.primary, optimum(costs, grid, spec) * (1 + 1e-12))
             << grid.to_string() << " trial " << trial << " " << spec.name();
       }
@@ -162,8 +164,8 @@ TEST(FibreLowerBoundTest, StructuredIsAtLeastTheDenseBound) {
   for (const Grid& grid : {Grid({3, 6}), Grid({2, 3, 3}), Grid({18})}) {
     for (Aggregate aggregate : kAggregates) {
       const ObjectiveSpec spec = with(aggregate);
-      const FibreBound a = *fibre_lower_bound(structured, grid, spec);
-      const FibreBound b = *fibre_lower_bound(dense, grid, spec);
+      const LowerBound a = *fibre_lower_bound(structured, grid, spec);
+      const LowerBound b = *fibre_lower_bound(dense, grid, spec);
       EXPECT_GE(a.primary, b.primary * (1 - 1e-12)) << grid.to_string();
       EXPECT_GE(a.total, b.total * (1 - 1e-12));
       for (int k = 0; k < grid.ndims(); ++k) EXPECT_NEAR(a.dimension[k], b.dimension[k], 1e-9);
@@ -210,6 +212,162 @@ TEST(FibreLowerBoundTest, NoneForOtherObjectivesAndAClearErrorOnSizes) {
   EXPECT_DOUBLE_EQ(
       fibre_lower_bound(costs, Grid({2, 2}), ObjectiveSpec::parse("sum-max+links"))->primary, 11);
   EXPECT_THROW(fibre_lower_bound(costs, Grid({3, 2}), ObjectiveSpec()), std::invalid_argument);
+}
+
+// ---- Stencils ----
+
+ObjectiveSpec stencil_spec(const std::string& pattern, const std::string& objective = "") {
+  return ObjectiveSpec::parse(objective, Pattern::parse(pattern));
+}
+
+TEST(StencilLowerBoundTest, WorkedExampleOfTheHeader) {
+  // Nodes {0,1} and {2,3}: 1 inside, 10 across; grid 4, "stencil". The
+  // identity reaches the bound on the step and on the total.
+  const DenseCosts costs(4, {0, 1, 10, 10, 1, 0, 10, 10, 10, 10, 0, 1, 10, 10, 1, 0});
+  const Grid grid({4});
+  const ObjectiveSpec spec = stencil_spec("stencil");
+  const LowerBound b = *stencil_lower_bound(costs, grid, spec);
+  ASSERT_TRUE(b.stencil.has_value());
+  EXPECT_TRUE(b.dimension.empty());
+  EXPECT_DOUBLE_EQ(b.stencil->busiest_rank, 11);
+  EXPECT_DOUBLE_EQ(b.stencil->links, 10);
+  EXPECT_DOUBLE_EQ(b.primary, 11);
+  EXPECT_DOUBLE_EQ(b.total, 54);
+  const ObjectiveValue identity = evaluate(costs, grid, Labelling::identity(4), spec).value;
+  EXPECT_DOUBLE_EQ(identity.primary, 11);
+  EXPECT_DOUBLE_EQ(identity.total, 54);
+  // "total" is the ranks' sum alone: 24, also the identity's.
+  const LowerBound t = *stencil_lower_bound(costs, grid, stencil_spec("stencil", "total"));
+  EXPECT_DOUBLE_EQ(t.primary, 24);
+  EXPECT_DOUBLE_EQ(
+      evaluate(costs, grid, Labelling::identity(4), stencil_spec("stencil", "total")).value.primary,
+      24);
+}
+
+// The units a set of positions (bit x set: position x) sends to the others.
+std::int64_t units_out(const Stencil& stencil, std::uint32_t set) {
+  std::int64_t out = 0;
+  for (int x = 0; x < stencil.grid().size(); ++x) {
+    if ((set >> x & 1u) == 0) continue;
+    for (int o = 0; o < stencil.offsets(); ++o) {
+      const int y = stencil.neighbour(x, o);
+      if (y >= 0 && (set >> y & 1u) == 0) out += stencil.units(o);
+    }
+  }
+  return out;
+}
+
+TEST(StencilLowerBoundTest, NoSetOfPositionsSendsLessThanItsBound) {
+  // Every subset of every small grid: the bound is at most the least that
+  // a set of its size sends, and exact where the text says so.
+  const std::pair<Grid, std::string> cases[] = {
+      {Grid({4, 4}), "stencil"},
+      {Grid({4, 4}), "stencil:periodic"},
+      {Grid({3, 2, 2}), "stencil:periodic=1x0x1"},
+      {Grid({2, 2, 2}), "stencil:periodic"},
+      {Grid({7}), "stencil"},
+      {Grid({2, 6}), "stencil:periodic,weights=2x1"},
+      {Grid({3, 5}), "stencil:points=9"},
+      {Grid({1, 9}), "stencil:periodic"},
+  };
+  for (const auto& [grid, text] : cases) {
+    const Stencil stencil(Pattern::parse(text).stencil, grid);
+    const int p = grid.size();
+    std::vector<std::int64_t> least(static_cast<std::size_t>(p) + 1,
+                                    std::numeric_limits<std::int64_t>::max());
+    for (std::uint32_t set = 0; set < (1u << p); ++set) {
+      const int s = __builtin_popcount(set);
+      least[s] = std::min(least[s], units_out(stencil, set));
+    }
+    for (int s = 0; s <= p; ++s) {
+      EXPECT_LE(least_units_out(stencil, s), least[s])
+          << grid.to_string() << " " << text << " s " << s;
+    }
+    EXPECT_EQ(least_units_out(stencil, p), 0);
+  }
+  const Stencil periodic(Pattern::parse("stencil:periodic").stencil, Grid({4, 4}));
+  EXPECT_EQ(least_units_out(periodic, 4), 8);  // a 2x2 block or a row
+}
+
+TEST(StencilLowerBoundTest, NeverAboveALabellingOrTheOptimum) {
+  // Random dense and structured machines, every stencil option and both
+  // objectives: no labelling tried scores below the bound, and on 6 ranks
+  // none at all (every labelling tried).
+  SplitMix64 rng(17);
+  for (const Grid& grid :
+       {Grid({2, 3}), Grid({2, 4}), Grid({4, 4}), Grid({3, 6}), Grid({2, 3, 3})}) {
+    const int p = grid.size();
+    const bool two = grid.ndims() == 2;
+    const std::string patterns[] = {
+        "stencil", "stencil:periodic", "stencil:diagonals",
+        two ? "stencil:periodic=0x1,weights=3x1" : "stencil:periodic=0x1x1,weights=3x1x2",
+        "stencil:diagonals,diagonal-weight=0.5"};
+    std::vector<double> m(static_cast<std::size_t>(p) * p, 0);
+    for (int a = 0; a < p; ++a) {
+      for (int b = a + 1; b < p; ++b) {
+        m[static_cast<std::size_t>(a) * p + b] = m[static_cast<std::size_t>(b) * p + a] =
+            1 + static_cast<double>(rng.below(40));
+      }
+    }
+    const DenseCosts dense(p, m);
+    const StructuredCosts structured = small_structured(rng, p);
+    for (const Costs* costs :
+         {static_cast<const Costs*>(&dense), static_cast<const Costs*>(&structured)}) {
+      for (const std::string& text : patterns) {
+        for (const std::string objective : {"step", "total"}) {
+          const ObjectiveSpec spec = stencil_spec(text, objective);
+          const LowerBound b = *stencil_lower_bound(*costs, grid, spec);
+          EXPECT_GE(b.primary, 0);
+          if (p <= 6) {
+            EXPECT_LE(b.primary, optimum(*costs, grid, spec) * (1 + 1e-12))
+                << grid.to_string() << " " << text << " " << objective;
+          }
+          for (int trial = 0; trial < 30; ++trial) {
+            std::vector<OldRank> perm;
+            for (int r = 0; r < p; ++r) perm.emplace_back(r);
+            shuffle(perm, rng);
+            const ObjectiveValue v = evaluate(*costs, grid, Labelling(perm), spec).value;
+            EXPECT_LE(b.primary, v.primary * (1 + 1e-12))
+                << grid.to_string() << " " << text << " " << objective;
+            EXPECT_LE(b.total, v.total * (1 + 1e-12))
+                << grid.to_string() << " " << text << " " << objective;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(StencilLowerBoundTest, NodeBoxesThatTileReachTheLinksBound) {
+  // 16 nodes of 36 ranks on a 24x24 grid, where 6x6 boxes tile. Each node
+  // meets at least 6 + 6 lines (Loomis-Whitney), so the nodes send at least
+  // 16 * 2 * 12 - 2 * (24 + 24) = 288 messages out, 18 on average: the
+  // busiest node sends at least 18. The boxes' busiest node sends 24.
+  StructuredSpec s = testing::flat_machine(16, 36, 10);
+  for (int r = 0; r < 576; ++r) s.ranks.push_back({r / 36, r % 36});
+  const StructuredCosts costs(s);
+  const Grid grid({24, 24});
+  const LowerBound b = *stencil_lower_bound(costs, grid, stencil_spec("stencil"));
+  EXPECT_DOUBLE_EQ(b.stencil->links, 10 * 18);
+  // Rank r of node n at row 6 (n / 4) + (r / 6), column 6 (n % 4) + r % 6.
+  std::vector<OldRank> at(576, OldRank(0));
+  for (int r = 0; r < 576; ++r) {
+    const int n = r / 36, c = r % 36;
+    at[static_cast<std::size_t>((6 * (n / 4) + c / 6) * 24 + 6 * (n % 4) + c % 6)] = OldRank(r);
+  }
+  const Evaluation boxes = evaluate(costs, grid, Labelling(at), stencil_spec("stencil"));
+  EXPECT_DOUBLE_EQ(boxes.value.primary, 10 * 24);
+  EXPECT_LE(b.primary, boxes.value.primary);
+}
+
+TEST(StencilLowerBoundTest, ThePatternPicksTheBound) {
+  const DenseCosts costs(4, {0, 1, 10, 10, 1, 0, 10, 10, 10, 10, 0, 1, 10, 10, 1, 0});
+  EXPECT_FALSE(stencil_lower_bound(costs, Grid({2, 2}), ObjectiveSpec()).has_value());
+  EXPECT_DOUBLE_EQ(objective_lower_bound(costs, Grid({2, 2}), ObjectiveSpec())->primary,
+                   fibre_lower_bound(costs, Grid({2, 2}), ObjectiveSpec())->primary);
+  EXPECT_TRUE(objective_lower_bound(costs, Grid({4}), stencil_spec("stencil"))->stencil);
+  EXPECT_THROW(stencil_lower_bound(costs, Grid({3, 2}), stencil_spec("stencil")),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "lib/relabel/search.h"
 #include "lib/synth/irregular.h"
@@ -245,8 +247,10 @@ TEST(RelabelTest, SameSeedSameLabelling) {
   }
 }
 
-// auto's multilevel starts on several threads: the labelling one thread
-// gives, for fibres and for a stencil, and the same candidates in order.
+// auto's independent candidates on several threads (for fibres the
+// multilevel starts, METIS's slabs and the fibre graph): the labelling one
+// thread gives, for fibres and for a stencil, and the same candidates in
+// order.
 TEST(RelabelTest, ThreadsGiveTheSameLabelling) {
   MachineSpec m = machine_shape(2, 3, 2, 6, RankOrder::kRandom);
   m.noise = 0.2;
@@ -258,14 +262,19 @@ TEST(RelabelTest, ThreadsGiveTheSameLabelling) {
     o.objective = ObjectiveSpec::parse("", Pattern::parse(pattern));
     const RelabelResult one = relabel(s.costs, g, o);
     ASSERT_FALSE(one.time_limited) << pattern;
-    o.threads = 3;  // 4 starts (fibres) and 2 (stencil) over 3 threads
+    o.threads = 3;  // 6 candidates (fibres) and 2 (stencil) over 3 threads
     const RelabelResult many = relabel(s.costs, g, o);
     EXPECT_EQ(many.labelling, one.labelling) << pattern;
     EXPECT_EQ(many.algorithm, one.algorithm) << pattern;
     ASSERT_EQ(many.candidates.size(), one.candidates.size()) << pattern;
+    std::set<std::string> names;
     for (std::size_t i = 0; i < one.candidates.size(); ++i) {
       EXPECT_EQ(many.candidates[i].name, one.candidates[i].name);
       EXPECT_EQ(many.candidates[i].objective, one.candidates[i].objective);
+      names.insert(one.candidates[i].name);
+    }
+    if (std::string(pattern) == "fibres") {
+      EXPECT_TRUE(names.count("metis") && names.count("fibre graph"));
     }
   }
 }

@@ -195,11 +195,12 @@ TEST(RelabelCommTest, BadArgumentsFailOnEveryRank) {
   EXPECT_EQ(parse_cost_source("hierarchical"), CostSource::kMeasureHierarchical);
 }
 
-// auto's multilevel starts split across the ranks (share_across(), what
-// relabel_comm() does) give the labelling one process finds with the same
-// seed: every start's objective arrives, in order, at every rank count.
-// 64 ranks on a 2x2 torus of 16-rank nodes with noise, ranks scattered:
-// no start reaches the lower bound, so all 4 run (1 to 4 per rank).
+// auto's independent candidates split across the ranks (share_across(),
+// what relabel_comm() does) give the labelling one process finds with the
+// same seed: every candidate's objective arrives, in order, at every rank
+// count. 64 ranks on a 2x2 torus of 16-rank nodes with noise, ranks
+// scattered: no start reaches the lower bound, so all 4 starts, METIS's
+// slabs and the fibre graph run (1 to 6 per rank).
 TEST(RelabelCommTest, StartsSplitAcrossRanksGiveOneProcesssLabelling) {
   IrregularSpec spec;
   spec.node_ranks = {16, 16, 16, 16};
@@ -217,15 +218,17 @@ TEST(RelabelCommTest, StartsSplitAcrossRanksGiveOneProcesssLabelling) {
   ASSERT_FALSE(alone.time_limited);
   ASSERT_FALSE(split.time_limited);
   EXPECT_EQ(split.labelling, alone.labelling);
-  int starts = 0;
+  int starts = 0, others = 0;
   ASSERT_EQ(split.candidates.size(), alone.candidates.size());
   for (std::size_t i = 0; i < alone.candidates.size(); ++i) {
     EXPECT_EQ(split.candidates[i].name, alone.candidates[i].name);
     EXPECT_EQ(split.candidates[i].objective, alone.candidates[i].objective)
         << alone.candidates[i].name;
     starts += alone.candidates[i].name.rfind("multilevel start", 0) == 0;
+    others += alone.candidates[i].name == "metis" || alone.candidates[i].name == "fibre graph";
   }
   EXPECT_EQ(starts, 4);
+  EXPECT_EQ(others, 2);
 }
 
 TEST(RelabelCommTest, MismatchedArgumentsAcrossRanksAreReportedNotDeadlocked) {
@@ -476,6 +479,10 @@ TEST(RelabelCommTest, StencilCommunicatorsAreCartesian) {
     const ShapedComm s = relabel_comm(MPI_COMM_WORLD, g, o);
     expect_well_shaped(s);
     ASSERT_TRUE(s.report().after.stencil.has_value()) << text;
+    // Its lower bound is reported, and no higher than what was found.
+    ASSERT_TRUE(s.report().bound.has_value()) << text;
+    EXPECT_TRUE(s.report().bound->stencil.has_value()) << text;
+    EXPECT_LE(s.report().bound->primary, s.report().after.value.primary * (1 + 1e-12)) << text;
     if (!mpi::simulated()) {  // SimGrid 3.32 lacks MPI_Topo_test (MPI_Cart_get works)
       int topology = MPI_UNDEFINED;
       ASSERT_EQ(MPI_Topo_test(s.comm().get(), &topology), MPI_SUCCESS);
