@@ -116,7 +116,7 @@ int run(const Args& a) {
         tried.resize(
             std::min<std::size_t>(tried.size(), 2 + static_cast<std::size_t>(a.candidates)));
         // As a trial does (dispatch.h): rankshape's flat textbook algorithm.
-        if (auto flat = textbook_flat(c, bytes, p)) {
+        if (auto flat = textbook_flat(c, bytes, Workload::count(c, bytes), p)) {
           tried.push_back({*flat, predict(c, *flat, model, bytes), 0});
         }
         Workload work(c, bytes, MPI_COMM_WORLD);

@@ -143,19 +143,23 @@ bool applies(const Config& config, Collective c) {
   return true;
 }
 
-std::optional<Config> textbook_flat(Collective c, std::int64_t bytes, int ranks) {
+std::optional<Config> textbook_flat(Collective c, std::int64_t bytes, std::int64_t count,
+                                    int ranks) {
   Config flat;
   flat.hierarchical = true;
+  std::int64_t pof2 = 1;
+  while (pof2 * 2 <= ranks) pof2 *= 2;
+  const bool halves = bytes > (2 << 10) && count >= pof2;  // Rabenseifner's condition
   switch (c) {
     case Collective::kBcast:
       flat.flat =
           bytes < (12 << 10) || ranks < 8 ? Algorithm::kBinomial : Algorithm::kScatterAllgather;
       return flat;
     case Collective::kReduce:
-      flat.flat = bytes <= (2 << 10) ? Algorithm::kBinomial : Algorithm::kRabenseifner;
+      flat.flat = halves ? Algorithm::kRabenseifner : Algorithm::kBinomial;
       return flat;
     case Collective::kAllreduce:
-      flat.flat = bytes <= (2 << 10) ? Algorithm::kRecursiveDoubling : Algorithm::kRabenseifner;
+      flat.flat = halves ? Algorithm::kRabenseifner : Algorithm::kRecursiveDoubling;
       return flat;
     default:
       return std::nullopt;

@@ -91,14 +91,18 @@ struct Config {
 /// with a reduce and a bcast that apply.
 bool applies(const Config& config, Collective c);
 
-/// rankshape's own flat algorithm for c with `bytes` on `ranks` ranks by
-/// MPICH's textbook rules (Thakur, Rabenseifner and Gropp 2005): binomial
-/// trees for short messages (recursive doubling for allreduce); scatter
-/// then ring allgather for bcast from 12 KiB on 8 ranks or more,
-/// Rabenseifner for reduce and allreduce beyond 2 KiB. Empty for the other
-/// collectives. A candidate beside native, whose own choice can be far off
-/// (SMPI's `ompi` reduce of 64 KiB on 256 ranks: 4.0 ms, `mpich`'s 0.73).
-std::optional<Config> textbook_flat(Collective c, std::int64_t bytes, int ranks);
+/// rankshape's own flat algorithm for c with `bytes` in `count` elements
+/// on `ranks` ranks by MPICH's textbook rules (Thakur, Rabenseifner and
+/// Gropp 2005): binomial trees for short messages (recursive doubling for
+/// allreduce); scatter then ring allgather for bcast from 12 KiB on 8
+/// ranks or more, Rabenseifner for reduce and allreduce beyond 2 KiB when
+/// every rank of the largest power of two within `ranks` gets an element
+/// (count >= that power; with fewer its halving ends on empty pieces).
+/// Empty for the other collectives. A candidate beside native, whose own
+/// choice can be far off (SMPI's `ompi` reduce of 64 KiB on 256 ranks:
+/// 4.0 ms, `mpich`'s 0.73).
+std::optional<Config> textbook_flat(Collective c, std::int64_t bytes, std::int64_t count,
+                                    int ranks);
 
 /// The configurations worth considering for collective c on a hierarchy of
 /// `depth` levels below the top: native, hierarchical with native levels,

@@ -137,7 +137,9 @@ std::optional<Config> fastest(MPI_Comm comm, Context& context, Collective c, std
   const auto ranked = rank_hierarchical(c, context.model, bytes);
   std::vector<Config> tried = {Config{}};
   for (std::size_t i = 0; i < ranked.size() && i < kTried; ++i) tried.push_back(ranked[i].second);
-  if (auto textbook = textbook_flat(c, bytes, h.size())) tried.push_back(*textbook);
+  if (auto textbook = textbook_flat(c, bytes, Workload::count(c, bytes), h.size())) {
+    tried.push_back(*textbook);
+  }
   if (c == Collective::kAllreduce) {
     // Träff, Gropp and Thakur: an allreduce no slower than a reduce, then
     // a bcast. Decided before this trial's buffers exist, so that their

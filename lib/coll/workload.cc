@@ -42,15 +42,17 @@ std::int64_t Workload::footprint(Collective c, std::int64_t bytes, int ranks) {
   return send + recv;
 }
 
+std::int64_t Workload::count(Collective c, std::int64_t bytes) {
+  return is_reduction(c) ? std::max<std::int64_t>(1, bytes / 4) : bytes;
+}
+
 Workload::Workload(Collective c, std::int64_t bytes, MPI_Comm comm) : c_(c), comm_(comm) {
   int p = 0;
   check(MPI_Comm_size(comm, &p), "MPI_Comm_size");
+  count_ = static_cast<int>(count(c, bytes));
   if (is_reduction(c)) {
     type_ = MPI_INT;
-    count_ = static_cast<int>(std::max<std::int64_t>(1, bytes / 4));
     bytes = count_ * 4;
-  } else {
-    count_ = static_cast<int>(bytes);
   }
   const auto [send, recv] = buffer_bytes(c, bytes, p);
   send_.assign(static_cast<std::size_t>(send), 1);

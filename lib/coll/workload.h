@@ -46,6 +46,8 @@ class Workload {
 
   /// Bytes of the whole buffers of one rank (to bound memory).
   static std::int64_t footprint(Collective c, std::int64_t bytes, int ranks);
+  /// The elements a call of `bytes` passes (MPI_INT for reductions).
+  static std::int64_t count(Collective c, std::int64_t bytes);
 
  private:
   Collective c_;

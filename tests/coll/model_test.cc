@@ -77,7 +77,7 @@ TEST(ConfigTest, AReduceThenABcastAndFlatAlgorithmsDescribeThemselvesAndParseBac
 
 TEST(ConfigTest, TextbookFlatAlgorithmsFollowMpichsRules) {
   const auto named = [](Collective c, std::int64_t bytes, int ranks) {
-    const auto flat = textbook_flat(c, bytes, ranks);
+    const auto flat = textbook_flat(c, bytes, bytes / 4, ranks);  // ints, as a trial's
     return flat ? flat->describe() : std::string("none");
   };
   EXPECT_EQ(named(Collective::kBcast, 8, 256), "flat=binomial");
@@ -88,8 +88,15 @@ TEST(ConfigTest, TextbookFlatAlgorithmsFollowMpichsRules) {
   EXPECT_EQ(named(Collective::kAllreduce, 8, 256), "flat=recursive-doubling");
   EXPECT_EQ(named(Collective::kAllreduce, 1 << 20, 256), "flat=rabenseifner");
   EXPECT_EQ(named(Collective::kAlltoall, 8, 256), "none");
+  // Rabenseifner needs an element for every rank of the largest power of
+  // two: 1,024 ints on 4,096 ranks (or 3,000) stay on the tree.
+  EXPECT_EQ(named(Collective::kReduce, 4 << 10, 4096), "flat=binomial");
+  EXPECT_EQ(named(Collective::kAllreduce, 4 << 10, 3000), "flat=recursive-doubling");
+  EXPECT_EQ(named(Collective::kReduce, 16 << 10, 4096), "flat=rabenseifner");
+  EXPECT_EQ(named(Collective::kAllreduce, 8 << 10, 3000), "flat=rabenseifner");
+  EXPECT_EQ(textbook_flat(Collective::kReduce, 64 << 10, 1, 256)->describe(), "flat=binomial");
   for (Collective c : {Collective::kBcast, Collective::kReduce, Collective::kAllreduce}) {
-    EXPECT_TRUE(applies(*textbook_flat(c, 1 << 20, 256), c));
+    EXPECT_TRUE(applies(*textbook_flat(c, 1 << 20, 1 << 18, 256), c));
   }
 }
 
