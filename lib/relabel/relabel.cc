@@ -72,15 +72,27 @@ std::vector<std::vector<int>> node_members(const Costs& costs, const std::vector
 // scattered, node-aware's nodes (ordered by their first rank) scatter the
 // racks too: 180 ranks on 3 racks of 5 nodes of 12, a 12x15 grid, cost
 // 3,366 in node-aware's best boxes and 2,691 in the machine's order.
-std::optional<Labelling> machine_order(const Costs& costs) {
-  const auto* structured = dynamic_cast<const StructuredCosts*>(&costs);
-  if (structured == nullptr) return std::nullopt;
+// Without a structured file, the known levels (a placement's hosts)
+// give the order: coarsest group first, then rank. None when neither is
+// known.
+std::optional<Labelling> machine_order(const Costs& costs,
+                                       const std::vector<std::vector<int>>& levels) {
   std::vector<int> ranks(static_cast<std::size_t>(costs.size()));
   std::iota(ranks.begin(), ranks.end(), 0);
+  if (const auto* structured = dynamic_cast<const StructuredCosts*>(&costs)) {
+    std::stable_sort(ranks.begin(), ranks.end(), [&](int a, int b) {
+      const RankLocation& la = structured->location(OldRank(a));
+      const RankLocation& lb = structured->location(OldRank(b));
+      return std::pair(la.node, la.core) < std::pair(lb.node, lb.core);
+    });
+    return from_ints(ranks);
+  }
+  if (levels.empty()) return std::nullopt;
   std::stable_sort(ranks.begin(), ranks.end(), [&](int a, int b) {
-    const RankLocation& la = structured->location(OldRank(a));
-    const RankLocation& lb = structured->location(OldRank(b));
-    return std::pair(la.node, la.core) < std::pair(lb.node, lb.core);
+    for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
+      if ((*level)[a] != (*level)[b]) return (*level)[a] < (*level)[b];
+    }
+    return false;
   });
   return from_ints(ranks);
 }
@@ -494,7 +506,8 @@ class CandidateLog {
 };
 
 // auto for stencils: the job's own order, recursive bisection, node-aware
-// boxes and multilevel starts, the best of them refined by hill-climbing.
+// boxes, the machine's order and multilevel starts, the best of them
+// refined by hill-climbing.
 Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOptions& o,
                        const Deadline& deadline, SplitMix64& rng, SearchStats& stats,
                        const std::function<void(const std::string&)>& say, CandidateLog& log,
@@ -526,6 +539,9 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
   consider(bisect(costs, *o.objective.stencil_on(grid), o.levels, CutRule::kBoxes),
            "bisect (boxes)");
   if (!o.levels.empty()) consider(node_aware(costs, grid, o, deadline), "node-aware");
+  if (std::optional<Labelling> machine = machine_order(costs, o.levels)) {
+    consider(std::move(*machine), "machine order");
+  }
   // Multilevel starts up to kStencilMultilevelMax ranks: above, bisection
   // and node boxes give the layouts it would (and it costs most).
   const int starts = p <= 1024 ? 2 : p <= kStencilMultilevelMax ? 1 : 0;
@@ -550,9 +566,11 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
   stats.time_limited |= refined.time_limited;
   log.chose(from);
   log.add("refinement", state.value().primary, state.value().primary);
-  name = "auto(best of bisect, node-aware and " + std::to_string(done) + " multilevel start" +
-         (done == 1 ? "" : "s") + ": " + from + ", refined)";
-  if (starts == 0) name = "auto(best of bisect and node-aware: " + from + ", refined)";
+  name = "auto(best of bisect, node-aware, machine order and " + std::to_string(done) +
+         " multilevel start" + (done == 1 ? "" : "s") + ": " + from + ", refined)";
+  if (starts == 0) {
+    name = "auto(best of bisect, node-aware and machine order: " + from + ", refined)";
+  }
   return state.labelling();
 }
 
@@ -823,7 +841,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
       };
       if (!o.levels.empty())
         try_one([&] { return node_aware(costs, grid, o, deadline); }, "node-aware");
-      if (std::optional<Labelling> machine = machine_order(costs)) {
+      if (std::optional<Labelling> machine = machine_order(costs, o.levels)) {
         try_one([&] { return std::move(*machine); }, "machine order");
       }
       const int starts = p <= 1024 ? 4 : p < 4096 ? 2 : 1;

@@ -24,9 +24,11 @@
 //                 ranks, the fibres laid out as a traffic graph
 //                 (graph_map.h) with restarts from new seeds until two
 //                 rounds in a row find nothing better; for a stencil,
-//                 the best of bisect, node-aware and multilevel (2 starts
-//                 up to 1,024 ranks, 1 up to 16,384, then none), refined by
-//                 hill-climbing
+//                 the best of bisect, node-aware, the machine's order and
+//                 multilevel (2 starts up to 1,024 ranks, 1 up to 16,384,
+//                 then none), refined by hill-climbing. The machine's
+//                 order: a structured file's nodes in order, or the known
+//                 levels' groups (a placement's hosts)
 // For a traffic graph (the graph pattern, on a 1-D grid of its ranks): auto
 // (brute force for p <= 8, else the best of a quick grouping without METIS,
 // which even a zero budget gets, then while the budget lasts a fast

@@ -279,6 +279,25 @@ TEST(RelabelTest, ThreadsGiveTheSameLabelling) {
   }
 }
 
+// With a dense matrix and the nodes given (a placement), auto still tries
+// the machine's node-by-node order, for fibres and for stencils, and ends
+// no worse than it.
+TEST(RelabelTest, AutoTriesTheMachinesOrderFromKnownNodes) {
+  const SyntheticMachine s = generate_machine(machine_shape(2, 3, 2, 6, RankOrder::kRandom));
+  const DenseCosts dense = to_dense(s.costs);
+  for (const char* pattern : {"fibres", "stencil"}) {
+    RelabelOptions o;
+    o.objective = ObjectiveSpec::parse("", Pattern::parse(pattern));
+    o.levels = machine_levels(s.costs);
+    const RelabelResult r = relabel(dense, Grid({6, 12}), o);
+    const auto machine =
+        std::find_if(r.candidates.begin(), r.candidates.end(),
+                     [](const CandidateRun& c) { return c.name == "machine order"; });
+    ASSERT_NE(machine, r.candidates.end()) << pattern;
+    EXPECT_LE(r.after.value.primary, machine->objective) << pattern;
+  }
+}
+
 // "+links": every algorithm runs with the link load in the objective, the
 // value reported is the link-aware one (with the known levels), and the
 // searches do not end worse than they start. On a scrambled 3-level
