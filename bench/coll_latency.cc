@@ -20,14 +20,16 @@
 // RANKSHAPE_COLL_GROUPS (dispatch.h); --rack-nodes gives it racks as well.
 //
 // Output (rank 0, written atomically at the end): CSV rows
-//   collective,bytes,mode,label,seconds,choice,first_seconds
+//   collective,bytes,mode,label,seconds,choice,first_seconds,predicted_seconds
 // bytes as coll_tune counts them (message, or block per rank); barrier has
 // one row with bytes 0; choice is dispatch::last_choice() for rankshape
 // (quoted: it may hold commas) and empty for native; seconds: the median
 // of the repetitions; first_seconds: the first call of that size alone,
 // before the warm-up (rankshape's includes its trial, dispatch.h, where it
 // is the first size of its class; barrier's trial is made by the untimed
-// barrier that builds the context).
+// barrier that builds the context); predicted_seconds: the cost model's
+// price of rankshape's choice (dispatch::last_predicted(); empty for
+// native, -1 where the call was not decided).
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -133,7 +135,7 @@ int run(const Args& a) {
     }
   }
   std::ostringstream csv;
-  csv << "collective,bytes,mode,label,seconds,choice,first_seconds\n";
+  csv << "collective,bytes,mode,label,seconds,choice,first_seconds,predicted_seconds\n";
   if (rank == 0) {
     std::cout << fmt::format("# coll_latency: {} ranks, label {}\n", p, a.label);
     std::cout << fmt::format("{:<21} {:>9} {:>5} {:>12} {:>12}  {}\n", "collective", "bytes",
@@ -160,7 +162,7 @@ int run(const Args& a) {
         const auto call = [&] { work.run_native(); };
         const double first = time_collective(MPI_COMM_WORLD, 0, 1, call);
         native_s = time_collective(MPI_COMM_WORLD, warmup, reps, call);
-        csv << fmt::format("{},{},native,{},{:.9g},,{:.9g}\n", collective_name(c), key, a.label,
+        csv << fmt::format("{},{},native,{},{:.9g},,{:.9g},\n", collective_name(c), key, a.label,
                            native_s, first);
       }
       if (rankshape) {
@@ -168,8 +170,9 @@ int run(const Args& a) {
         const double first = time_collective(MPI_COMM_WORLD, 0, 1, call);
         rankshape_s = time_collective(MPI_COMM_WORLD, warmup, reps, call);
         choice = dispatch::last_choice();
-        csv << fmt::format("{},{},rankshape,{},{:.9g},{},{:.9g}\n", collective_name(c), key,
-                           a.label, rankshape_s, csv_field(choice), first);
+        csv << fmt::format("{},{},rankshape,{},{:.9g},{},{:.9g},{:.9g}\n", collective_name(c), key,
+                           a.label, rankshape_s, csv_field(choice), first,
+                           dispatch::last_predicted());
       }
       if (rank == 0) {
         const auto us = [](double s) {

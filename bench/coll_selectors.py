@@ -112,7 +112,8 @@ class Platform:
 
 def read_run(directory):
     """{(collective, bytes): {column: (seconds, choice, first call's
-    seconds or None)}} from SELECTOR.csv and rankshape.csv."""
+    seconds or None, the model's prediction of the choice or None)}} from
+    SELECTOR.csv and rankshape.csv."""
     rows = {}
     for column in SELECTORS + ["rankshape"]:
         path = os.path.join(directory, column + ".csv")
@@ -124,8 +125,12 @@ def read_run(directory):
                     continue  # e.g. a rankshape row in a selector's file
                 key = (r["collective"], int(r["bytes"]))
                 first = r.get("first_seconds") or None  # absent before trials
+                predicted = r.get("predicted_seconds") or None  # absent before 2026-11-28
+                if predicted is not None and float(predicted) < 0:
+                    predicted = None  # not decided
                 rows.setdefault(key, {})[column] = (float(r["seconds"]), r.get("choice", ""),
-                                                    float(first) if first else None)
+                                                    float(first) if first else None,
+                                                    float(predicted) if predicted else None)
     return rows
 
 
@@ -164,7 +169,7 @@ def main(argv):
         w = csv.writer(f)
         w.writerow(["run", "collective", "bytes"] + [f"{s}_s" for s in SELECTORS] +
                    ["best_builtin", "rankshape_s", "choice", "ratio_vs_best", "speedup_vs_ompi",
-                    "bound_s", "rankshape_first_s"])
+                    "bound_s", "rankshape_first_s", "rankshape_predicted_s"])
         for spec in runs:
             name, _, directory = spec.partition("=")
             for needed in ("platform.xml", "ranks"):
@@ -178,17 +183,19 @@ def main(argv):
             details += [f"### {name}", "",
                         "| collective | size | " + " | ".join(f"{s} us" for s in SELECTORS) +
                         " | best | rankshape us | rankshape / best | speedup vs ompi | bound us | "
-                        "% of bound | chosen | first call us |",
+                        "% of bound | chosen | first call us | predicted us |",
                         "|---|---:|" + "---:|" * len(SELECTORS) +
-                        "---|---:|---:|---:|---:|---:|---|---:|"]
-            worst, over, measured, large = (0, ""), 0, 0, []
+                        "---|---:|---:|---:|---:|---:|---|---:|---:|"]
+            worst, over, measured, large, accuracy = (0, ""), 0, 0, [], []
             for (collective, b), cols in sorted(rows.items()):
                 builtin = {s: cols[s][0] for s in SELECTORS if s in cols}
                 if not builtin or "rankshape" not in cols:
                     continue
                 measured += 1
                 best = min(builtin, key=builtin.get)
-                ours, choice, first = cols["rankshape"]
+                ours, choice, first, predicted = cols["rankshape"]
+                if predicted:
+                    accuracy.append(ours / predicted)
                 ratio = ours / builtin[best]
                 speedup = builtin["ompi"] / ours if "ompi" in builtin else float("nan")
                 bound = platform.bound(collective, b, ranks)
@@ -201,7 +208,8 @@ def main(argv):
                                  f"({100 * bound / builtin[best]:.0f}%)")
                 w.writerow([name, collective, b] + [builtin.get(s, "") for s in SELECTORS] +
                            [best, ours, choice, f"{ratio:.4f}", f"{speedup:.4f}",
-                            f"{bound:.9f}" if bound else "", first if first is not None else ""])
+                            f"{bound:.9f}" if bound else "", first if first is not None else "",
+                            predicted if predicted is not None else ""])
                 details.append(
                     f"| {collective} | {size_name(b)} | " +
                     " | ".join(f"{builtin[s] * 1e6:.1f}" if s in builtin else
@@ -211,8 +219,15 @@ def main(argv):
                     (f"{bound * 1e6:.1f} | {100 * bound / ours:.0f}%" if bound and b >= BIG
                      else " | ") +
                     f" | {choice or 'native'} | " +
-                    (f"{first * 1e6:.1f}" if first is not None else "") + " |")
+                    (f"{first * 1e6:.1f}" if first is not None else "") + " | " +
+                    (f"{predicted * 1e6:.1f}" if predicted is not None else "") + " |")
             details.append("")
+            if accuracy:
+                accuracy.sort()
+                details += [f"Measured over predicted (the cost model's price of the choice): "
+                            f"median {accuracy[len(accuracy) // 2]:.2f}, {accuracy[0]:.2f} to "
+                            f"{accuracy[-1]:.2f} over {len(accuracy)} "
+                            f"row{'' if len(accuracy) == 1 else 's'}.", ""]
             # Self-consistency (Traff, Gropp and Thakur): allreduce against
             # rankshape's own reduce followed by its bcast, size by size.
             inconsistent = []

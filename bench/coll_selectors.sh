@@ -105,7 +105,7 @@ builtin() {  # PLATFORM HOSTFILE RANKS SELECTOR DIR TIMING...
     --collectives "$collectives" --sizes "$sizes" "$@" || status=$?
   [ "$status" -eq 0 ] && return 0
   echo "coll_selectors.sh: $selector deadlocked; each collective and size alone" >&2
-  echo "collective,bytes,mode,label,seconds,choice,first_seconds" >"$dir/$selector.csv"
+  echo "collective,bytes,mode,label,seconds,choice,first_seconds,predicted_seconds" >"$dir/$selector.csv"
   : >"$dir/$selector.deadlocks"
   for c in ${collectives//,/ }; do
     for b in ${sizes//,/ }; do
@@ -201,13 +201,15 @@ elapsed=$(($(date +%s) - start))
     echo "the table \`coll_tune\` wrote just before on the same run (its fallback is the"
   else
     echo "Each built-in selector's native collectives; rankshape: \`dispatch.h\` without"
-    echo "a table: the first call of each collective and size class times native and the"
-    echo "cost model's two best hierarchical configurations and keeps the fastest (\"first"
+    echo "a table: the first call of each collective and size class times native, the"
+    echo "cost model's two best hierarchical configurations, the textbook flat algorithm"
+    echo "and, for allreduce, its own reduce then bcast, and keeps the fastest (\"first"
     echo "call\" is that call's time, the trial included; its native is the"
   fi
   echo "\`ompi\` selector's native call). Times: median of 3 repetitions (after 1"
   echo "warm-up) of the slowest rank. Bytes: per message. The link bound:"
-  echo "\`bench/coll_selectors.py\`; \"% of bound\" is bound / time."
+  echo "\`bench/coll_selectors.py\`; \"% of bound\" is bound / time. \"predicted\": the cost"
+  echo "model's price of rankshape's choice (\`lib/coll/model.h\`; native: its best flat algorithm)."
   [ -z "$reuse" ] || echo "Selector columns found in \`$reuse\` were reused (\`--reuse-builtins\`)."
   echo
 } >"$work/header.md"

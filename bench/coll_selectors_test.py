@@ -107,9 +107,9 @@ class ReportTest(unittest.TestCase):
                       "collective,bytes,mode,label,seconds,choice\n"
                       f"bcast,{M},native,{s},{t},\n")
             write(os.path.join(run, "rankshape.csv"),
-                  "collective,bytes,mode,label,seconds,choice,first_seconds\n"
+                  "collective,bytes,mode,label,seconds,choice,first_seconds,predicted_seconds\n"
                   f'bcast,{M},rankshape,rankshape,0.0021,"hierarchical levels=native,chain",'
-                  "0.0301\n")
+                  "0.0301,0.0014\n")
             header = os.path.join(d, "header.md")
             write(header, "# title\n")
             out_csv, out_md = os.path.join(d, "o.csv"), os.path.join(d, "o.md")
@@ -127,8 +127,10 @@ class ReportTest(unittest.TestCase):
                           " none |", md)
             self.assertIn("1572.9 | 75%", md)
             # The first call (its trial included) is shown beside the choice.
-            self.assertIn("| hierarchical levels=native,chain | 30100.0 |", md)
-            self.assertTrue(rows[1].endswith(",0.0301"))
+            self.assertIn("| hierarchical levels=native,chain | 30100.0 | 1400.0 |", md)
+            self.assertTrue(rows[1].endswith(",0.0301,0.0014"))
+            # 2.1 ms measured against 1.4 ms predicted.
+            self.assertIn("median 1.50, 1.50 to 1.50 over 1 row.", md)
 
     def test_allreduce_slower_than_reduce_and_bcast_is_reported(self):
         with tempfile.TemporaryDirectory() as d:

@@ -92,6 +92,7 @@ struct KeyHash {
 struct Decision {
   Config config;
   std::string description;
+  double predicted = -1;  // seconds, model.h's predict()
 };
 
 thread_local std::vector<Trial> trials;
@@ -325,6 +326,7 @@ struct Inside {
 };
 
 thread_local std::string last = "native";
+thread_local double last_predicted_seconds = -1;  // last_predicted()
 const std::string kNative = "native";
 
 bool commutative(MPI_Op op) {
@@ -372,7 +374,9 @@ const Decision& decision(MPI_Comm comm, Context& context, Collective c, std::int
       chosen = choose(c, context.model, bytes, 0.05, s.mode == Mode::kHierarchical).config;
     }
     if (context.decisions.size() >= 4096) context.decisions.clear();  // unbounded sizes
-    it = context.decisions.emplace(Key{c, bytes}, Decision{*chosen, chosen->describe()}).first;
+    const double predicted = predict(c, *chosen, context.model, bytes);
+    it = context.decisions.emplace(Key{c, bytes}, Decision{*chosen, chosen->describe(), predicted})
+             .first;
   }
   return it->second;
 }
@@ -400,6 +404,7 @@ const Hierarchy* decide(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op 
   if (is_reduction(c) && !h.ordered() && !commutative(op)) return nullptr;
   const Decision& d = decision(comm, *context, c, bytes);
   last = d.description;
+  last_predicted_seconds = d.predicted;
   if (!d.config.hierarchical) return nullptr;
   *config = &d.config;
   return &h;
@@ -415,6 +420,7 @@ int run(MPI_Comm comm, Collective c, std::int64_t bytes, MPI_Op op, Native nativ
   if (inside) return native();
   Inside guard;
   last = kNative;
+  last_predicted_seconds = -1;
   trials.clear();
   int code = MPI_SUCCESS;
   try {
@@ -556,6 +562,8 @@ void set_groups(MPI_Comm comm, std::vector<std::vector<int>> groups) {
 }
 
 const std::string& last_choice() { return last; }
+
+double last_predicted() { return last_predicted_seconds; }
 
 const std::vector<Trial>& last_trials() { return trials; }
 

@@ -84,6 +84,13 @@ void set_groups(MPI_Comm comm, std::vector<std::vector<int>> groups);
 /// "hierarchical" followed by its configuration (for tests and reports).
 const std::string& last_choice();
 
+/// The cost model's price (seconds) of what the last dispatched call on
+/// this thread ran (model.h's predict() of its configuration; for native,
+/// the best flat algorithm), so that reports can set it beside the time
+/// measured; -1 when the call was not decided (no hierarchy, an
+/// inter-communicator, RANKSHAPE_COLL=native).
+double last_predicted();
+
 /// One alternative timed in a trial: its configuration (Config::describe)
 /// and seconds.
 struct Trial {

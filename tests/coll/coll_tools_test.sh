@@ -82,6 +82,7 @@ for r in rows:
     assert float(r["seconds"]) > 0 and float(r["first_seconds"]) > 0, r
     if r["mode"] == "rankshape":
         assert r["choice"] == winners[(r["collective"], int(r["bytes"]))], r
+        assert float(r["predicted_seconds"]) > 0, r  # the model's price of the choice
 PY
 
 # bench/coll_selectors.py on this run's rows (native as one selector's

@@ -213,12 +213,17 @@ TEST(DispatchTest, TrialsKeepTheFastestOncePerSizeClass) {
   reduce(100);  // 400 B: the class of up to 512 B
   const std::vector<dispatch::Trial> trials = dispatch::last_trials();
   const std::string choice = dispatch::last_choice();
+  const double predicted = dispatch::last_predicted();
   expect_agreed("reduce after a trial");
   if (!useful) {
     EXPECT_TRUE(trials.empty());
     EXPECT_EQ(choice, "native");
+    EXPECT_EQ(predicted, -1);  // no hierarchy: not decided
     return;
   }
+  // The model's price of the choice, for reports: the same for the next
+  // call of that size.
+  EXPECT_GT(predicted, 0);
   // Native, the model's 2 best hierarchical, the textbook flat algorithm.
   ASSERT_EQ(trials.size(), 4u);
   EXPECT_EQ(trials[0].config, "native");
@@ -229,6 +234,8 @@ TEST(DispatchTest, TrialsKeepTheFastestOncePerSizeClass) {
     if (trials[i].seconds < trials[best].seconds) best = i;
   }
   EXPECT_EQ(choice, trials[best].config);
+  reduce(100);
+  EXPECT_EQ(dispatch::last_predicted(), predicted);
   reduce(120);  // the same class: no trial, the same choice
   EXPECT_TRUE(dispatch::last_trials().empty());
   EXPECT_EQ(dispatch::last_choice(), choice);
