@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 
 #include "lib/relabel/groups.h"
+#include "lib/relabel/metis_lock.h"
 #include "lib/relabel/search.h"
 
 namespace rankshape {
@@ -699,9 +701,12 @@ class Mapper {
     if (random_matching) metis_options[METIS_OPTION_CTYPE] = METIS_CTYPE_RM;
     std::vector<idx_t> result(static_cast<std::size_t>(n), 0);
     const auto call = recursive ? METIS_PartGraphRecursive : METIS_PartGraphKway;
-    const int status =
-        call(&nvtxs, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr, adjwgt.data(), &nparts,
-             targets.data(), nullptr, metis_options, &objval, result.data());
+    int status = METIS_OK;
+    {
+      const std::lock_guard<std::mutex> lock(metis_mutex());
+      status = call(&nvtxs, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr, adjwgt.data(),
+                    &nparts, targets.data(), nullptr, metis_options, &objval, result.data());
+    }
     if (status != METIS_OK) {
       throw std::runtime_error(
           std::string(recursive ? "METIS_PartGraphRecursive" : "METIS_PartGraphKway") +

@@ -3,12 +3,14 @@
 #include <metis.h>
 
 #include <algorithm>
+#include <mutex>
 #include <numeric>
 #include <set>
 #include <stdexcept>
 #include <string>
 
 #include "lib/relabel/kl.h"
+#include "lib/relabel/metis_lock.h"
 
 namespace rankshape {
 namespace {
@@ -80,9 +82,13 @@ std::vector<std::vector<int>> metis_split(const Costs& costs, const std::vector<
   METIS_SetDefaultOptions(options);
   options[METIS_OPTION_SEED] = static_cast<idx_t>(seed % 1000003);
   std::vector<idx_t> part(n, 0);
-  const int status =
-      METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr,
-                          adjwgt.data(), &nparts, nullptr, nullptr, options, &objval, part.data());
+  int status = METIS_OK;
+  {
+    const std::lock_guard<std::mutex> lock(metis_mutex());
+    status = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr,
+                                 adjwgt.data(), &nparts, nullptr, nullptr, options, &objval,
+                                 part.data());
+  }
   if (status != METIS_OK) {
     throw std::runtime_error("METIS_PartGraphKway failed with status " + std::to_string(status));
   }

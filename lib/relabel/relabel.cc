@@ -880,24 +880,37 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
       }
       // Restarts while they pay: each round runs a fibre-graph layout and a
       // multilevel start with new seeds (63 ranks on nodes of 16, 7x9: 291
-      // where the first seed gave 345). They end at the bound, at the
-      // deadline, or after kQuietRounds rounds in a row without a better
-      // labelling (none above kRestartRanks), so a seed gives one answer
-      // unless the budget runs out.
+      // where the first seed gave 345), and keeps the better. They end at
+      // the bound, at the deadline, or after kQuietRounds rounds in a row
+      // without a better labelling (none above kRestartRanks), so a seed
+      // gives one answer unless the budget runs out. Each round has its
+      // own seed, so the rounds that may still be needed (kQuietRounds -
+      // quiet) run in one wave and are weighed in order: no round runs
+      // that one after another would not.
       int rounds = 0;
       int quiet = p <= kRestartRanks ? 0 : kQuietRounds;
-      for (; quiet < kQuietRounds && !deadline.passed() && !optimal(); ++rounds) {
-        const std::string round = "restart " + std::to_string(rounds + 1);
-        const ObjectiveValue before = best_value;
+      const Job restart = [&](int s, SearchStats& st, const auto& say_one) {
         SplitMix64 round_rng(o.seed +
-                             0xbf58476d1ce4e5b9ULL * static_cast<std::uint64_t>(rounds + 1));
-        consider(fibre_graph_layout(costs, grid, o, round_rng.next(), deadline, round_rng, stats),
-                 round + " (fibre graph)");
-        if (!deadline.passed() && !optimal()) {
-          consider(multilevel(costs, grid, o.objective, o.levels, deadline, round_rng, stats, say),
-                   round + " (multilevel)");
+                             0xbf58476d1ce4e5b9ULL * static_cast<std::uint64_t>(rounds + s + 1));
+        Labelling laid =
+            fibre_graph_layout(costs, grid, o, round_rng.next(), deadline, round_rng, st);
+        if (deadline.passed() || at_bound(laid)) return laid;
+        Labelling again =
+            multilevel(costs, grid, o.objective, o.levels, deadline, round_rng, st, say_one);
+        return improves(evaluate(costs, grid, again, o.objective).value,
+                        evaluate(costs, grid, laid, o.objective).value)
+                   ? again
+                   : laid;
+      };
+      while (quiet < kQuietRounds && !deadline.passed() && !optimal()) {
+        std::vector<std::optional<RelabelOptions::Found>> wave_of_rounds =
+            run_wave(o, kQuietRounds - quiet, deadline, stats, say, at_bound, restart);
+        for (auto& l : wave_of_rounds) {
+          if (!l || optimal() || quiet >= kQuietRounds) break;
+          const ObjectiveValue before = best_value;
+          consider(std::move(l->labelling), "restart " + std::to_string(++rounds), l->seconds);
+          quiet = improves(best_value, before) ? 0 : quiet + 1;
         }
-        quiet = improves(best_value, before) ? 0 : quiet + 1;
       }
       if (quiet < kQuietRounds && !optimal()) stats.time_limited = true;
       log.chose(from);

@@ -7,7 +7,10 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
+#include "lib/relabel/deadline.h"
+#include "lib/relabel/metis_split.h"
 #include "lib/relabel/search.h"
 #include "lib/synth/irregular.h"
 #include "lib/synth/machine.h"
@@ -277,6 +280,31 @@ TEST(RelabelTest, ThreadsGiveTheSameLabelling) {
       EXPECT_TRUE(names.count("metis") && names.count("fibre graph"));
     }
   }
+}
+
+// METIS keeps its random state in globals: calls on several threads at
+// once (auto's candidates) must still give each seed its one answer.
+TEST(RelabelTest, MetisGivesOneAnswerPerSeedOnThreadsAtOnce) {
+  const SyntheticMachine s = generate_machine(machine_shape(2, 4, 2, 8, RankOrder::kRandom));
+  const Grid g({8, 16});
+  const Deadline forever(600);
+  std::vector<Labelling> alone;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    alone.push_back(metis_layout(s.costs, g, seed, forever));
+  }
+  std::vector<int> differ(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 5; ++round) {
+        for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+          differ[t] += !(metis_layout(s.costs, g, seed, forever) == alone[seed - 1]);
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(differ, std::vector<int>(4, 0));
 }
 
 // With a dense matrix and the nodes given (a placement), auto still tries
