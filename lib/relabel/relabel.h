@@ -84,9 +84,9 @@ struct RelabelOptions {
     double seconds = 0;
   };
   /// Where auto's independent candidates run (its multilevel starts, and
-  /// for fibres METIS's slabs and the fibre graph with them): given their
-  /// count n and make(s) (candidate s, or none when skipped), returns all
-  /// n results in order. Empty: on `threads` threads. relabel_comm()
+  /// for fibres METIS's slabs and the fibre graph with them, then its
+  /// restart rounds): given their count n and make(s) (candidate s, or
+  /// none when skipped), returns all n results in order. Empty: on `threads` threads. relabel_comm()
   /// splits them across its ranks (share_across() in lib/shape/shape.h);
   /// the results are weighed in order either way, so a seed gives the same
   /// labelling.

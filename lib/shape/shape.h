@@ -221,15 +221,14 @@ ShapedComm shape_comm(MPI_Comm comm, const Grid& grid, const Labelling& labellin
                       ShapeReport report = {});
 
 /// For RelabelOptions::share: auto's independent candidates (multilevel
-/// starts, METIS's slabs, the fibre graph) split across comm's ranks
-/// (candidate s on rank s % size), each result then broadcast from its
-/// rank, so every rank returns all of them, as one process would compute
-/// them with the same seed. Collective over comm at every call: every rank
-/// must run the same relabel() (relabel_comm() makes sure), the counts
-/// may differ (a rank whose deadline passed asks for none; the largest
-/// count is run). A candidate that throws on any rank throws on every
-/// rank.
-/// comm must outlive the returned function's use.
+/// starts, METIS's slabs, the fibre graph, restart rounds) split across
+/// comm's ranks (candidate s on rank s % size), each result then broadcast
+/// from its rank, so every rank returns all of them, as one process would
+/// compute them with the same seed. Collective over comm at every call:
+/// every rank must run the same relabel() (relabel_comm() makes sure), the
+/// counts may differ (a rank whose deadline passed asks for none; the
+/// largest count is run). A candidate that throws on any rank throws on
+/// every rank. comm must outlive the returned function's use.
 RelabelOptions::Share share_across(MPI_Comm comm);
 
 /// Collective over comm: if any rank's local_error is not empty, throws
