@@ -414,7 +414,7 @@ double least_with_product(const std::vector<LineShare>& shares, double need) {
 // Most dimensions whose full lines are told apart case by case (2^n
 // cases); beyond, one case allows full lines everywhere without their
 // constraint on the other dimensions, which is weaker but still a bound.
-constexpr int kMostFullLineCases = 12;
+constexpr int kMostFullLineCases = 8;
 
 // U(s) for per-message values per dimension (units or weights), before
 // rounding up.
@@ -480,57 +480,84 @@ std::int64_t whole_units(double bound) {
   return static_cast<std::int64_t>(std::ceil(bound - 1e-9 * std::max(1.0, bound)));
 }
 
-// The positions of a grid by what their neighbours look like: per
-// dimension a coordinate is first, last or inside (the same for every
-// inner one), so 3^d kinds cover every position. For each kind with its
-// count: the weight sent to itself, and its distinct neighbours' weights,
-// heaviest first (a neighbour reached by two offsets counts once, with
-// both weights).
+// The positions of a grid by what their neighbours look like. Per
+// dimension a coordinate is an end or inside (every inner one alike): a
+// periodic dimension, or one of size 1, has one kind (translations), and
+// both ends are alike where the stencil is symmetric under reflecting
+// that dimension (every stencil a pattern names), so at most 2^d kinds
+// are visited, not 3^d. For each kind with its count: the weight sent to
+// itself, and its distinct neighbours' weights, heaviest first (a
+// neighbour reached by two offsets counts once, with both weights).
 struct PositionKind {
   double self = 0;
   std::vector<double> weights;
   std::int64_t count = 0;
 };
 
+// Whether reflecting dimension k maps the stencil's offsets onto offsets of
+// the same weight.
+bool mirrored(const Stencil& stencil, int k) {
+  std::map<std::vector<int>, double> weight;
+  for (int o = 0; o < stencil.offsets(); ++o) weight[stencil.delta(o)] = stencil.weight(o);
+  for (const auto& [delta, w] : weight) {
+    std::vector<int> image = delta;
+    image[static_cast<std::size_t>(k)] = -image[static_cast<std::size_t>(k)];
+    const auto it = weight.find(image);
+    if (it == weight.end() || it->second != w) return false;
+  }
+  return true;
+}
+
 std::vector<PositionKind> position_kinds(const Stencil& stencil) {
   const Grid& grid = stencil.grid();
   const int d = grid.ndims();
+  // Per dimension, (coordinate, how many coordinates it stands for).
+  std::vector<std::vector<std::pair<int, std::int64_t>>> choices(static_cast<std::size_t>(d));
+  for (int k = 0; k < d; ++k) {
+    const int q = grid.dim(k);
+    auto& c = choices[static_cast<std::size_t>(k)];
+    if (q == 1 || stencil.periodic(k)) {
+      c = {{0, q}};
+    } else if (mirrored(stencil, k)) {
+      c = {{0, 2}};
+      if (q >= 3) c.emplace_back(1, q - 2);
+    } else {
+      c = {{0, 1}, {q - 1, 1}};
+      if (q >= 3) c.emplace_back(1, q - 2);
+    }
+  }
   std::map<std::pair<double, std::vector<double>>, std::int64_t> kinds;
-  std::vector<int> choice(static_cast<std::size_t>(d), 0);  // 0 first, 1 inside, 2 last
+  std::vector<std::size_t> choice(static_cast<std::size_t>(d), 0);
   std::vector<int> coords(static_cast<std::size_t>(d));
   while (true) {
     std::int64_t count = 1;
-    bool present = true;
+    int x = 0;
     for (int k = 0; k < d; ++k) {
-      const int q = grid.dim(k);
-      const int c = choice[static_cast<std::size_t>(k)];
-      // Kinds a dimension this short does not have: inside needs q >= 3,
-      // last needs q >= 2.
-      if ((c == 1 && q < 3) || (c == 2 && q < 2)) present = false;
-      coords[static_cast<std::size_t>(k)] = c == 0 ? 0 : c == 1 ? 1 : q - 1;
-      count *= c == 1 ? q - 2 : 1;
+      const auto& [coordinate, stands_for] =
+          choices[static_cast<std::size_t>(k)][choice[static_cast<std::size_t>(k)]];
+      coords[static_cast<std::size_t>(k)] = coordinate;
+      count *= stands_for;
+      x = x * grid.dim(k) + coordinate;
     }
-    if (present) {
-      int x = 0;
-      for (int k = 0; k < d; ++k) x = x * grid.dim(k) + coords[static_cast<std::size_t>(k)];
-      std::map<int, double> to;
-      double self = 0;
-      for (int o = 0; o < stencil.offsets(); ++o) {
-        const int y = stencil.neighbour(coords, x, o);
-        if (y == x) {
-          self += stencil.weight(o);
-        } else if (y >= 0) {
-          to[y] += stencil.weight(o);
-        }
+    std::map<int, double> to;
+    double self = 0;
+    for (int o = 0; o < stencil.offsets(); ++o) {
+      const int y = stencil.neighbour(coords, x, o);
+      if (y == x) {
+        self += stencil.weight(o);
+      } else if (y >= 0) {
+        to[y] += stencil.weight(o);
       }
-      std::vector<double> weights;
-      for (const auto& [y, w] : to) weights.push_back(w);
-      std::sort(weights.begin(), weights.end(), std::greater<>());
-      kinds[{self, std::move(weights)}] += count;
     }
+    std::vector<double> weights;
+    for (const auto& [y, w] : to) weights.push_back(w);
+    std::sort(weights.begin(), weights.end(), std::greater<>());
+    kinds[{self, std::move(weights)}] += count;
     int k = d - 1;
-    while (k >= 0 && ++choice[static_cast<std::size_t>(k)] == 3)
+    while (k >= 0 &&
+           ++choice[static_cast<std::size_t>(k)] == choices[static_cast<std::size_t>(k)].size()) {
       choice[static_cast<std::size_t>(k--)] = 0;
+    }
     if (k < 0) break;
   }
   std::vector<PositionKind> out;

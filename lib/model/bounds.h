@@ -1,6 +1,6 @@
 // Lower bounds on the fibres and stencil objectives, so that a user sees
-// how far an answer can still be from the best one, and auto can stop once
-// it has reached one.
+// how far an answer can still be from the best one, and auto (for fibres)
+// can stop once it has reached one.
 //
 // Fibres.
 // A rank a sits in one fibre of each dimension k, with q_k - 1 partners
@@ -64,9 +64,10 @@
 //     each group. On a periodic 4x4, U(4) = 8 (a 2x2 block or a row:
 //     exact).
 //   - together: a line met by n of the level's groups carries at least
-//     2 (n - 1) messages between them, so the groups send at least the sum
-//     of their lines met, times 2, less 2 per line; the busiest at least
-//     the mean. On a 10x10x10 over 25 nodes of 40 that is 46.2 per node,
+//     2 (n - 1) messages between them (periodic: 2 n, none when one group
+//     fills it), so the groups send at least twice the lines they meet,
+//     less 2 per line (periodic: per full line); the busiest at least the
+//     mean. On a 10x10x10 over 25 nodes of 40 that is 46.2 per node,
 //     where U(40) is only 26 (a set in a corner): the busiest node sends
 //     at least 47 (rankshape finds 68).
 //   The links then cost at least sum_l flow_cost(l) times the busiest
@@ -125,7 +126,10 @@ std::optional<LowerBound> fibre_lower_bound(const Costs& costs, const Grid& grid
 /// The bounds for a stencil (step or total; links found in the costs
 /// when spec has none, as evaluate() finds them); nullopt for other
 /// patterns. Costs O(p^2) lookups for dense costs and O(p cores) for
-/// structured ones. Throws std::invalid_argument as fibre_lower_bound().
+/// structured ones, times the kinds of positions (at most 2^d: ends and
+/// inside per open dimension), and per distinct group size up to 2^8
+/// small convex problems. Throws std::invalid_argument as
+/// fibre_lower_bound().
 std::optional<LowerBound> stencil_lower_bound(const Costs& costs, const Grid& grid,
                                               const ObjectiveSpec& spec);
 

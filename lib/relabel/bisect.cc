@@ -324,7 +324,7 @@ class Bisector {
     for (std::size_t i = 0; i < cut; ++i) first_size += parts[i]->ranks.size();
     std::vector<int> second =
         across >= 0 ? split_across(region, first_size, across) : split(region, first_size);
-    if (!flat) assign_sides(parts, cut, equal, region, second);
+    if (!flat) cut = assign_sides(parts, cut, equal, region, second);
     place(std::vector<const TreeNode*>(parts.begin(), parts.begin() + static_cast<long>(cut)),
           std::move(region), flat, mode);
     place(std::vector<const TreeNode*>(parts.begin() + static_cast<long>(cut), parts.end()),
@@ -352,9 +352,10 @@ class Bisector {
   // call): equal parts trade places (Kernighan-Lin style swaps) while that
   // raises the affinity inside each side plus the affinity of each part to
   // the ranks already placed next to its side; unequal groups can only
-  // swap sides whole.
-  void assign_sides(std::vector<const TreeNode*>& parts, std::size_t cut, bool equal,
-                    const std::vector<int>& first, const std::vector<int>& second) {
+  // swap sides whole, and only when both sides hold as many ranks (each
+  // side's region has its size). Returns how many parts now go first.
+  std::size_t assign_sides(std::vector<const TreeNode*>& parts, std::size_t cut, bool equal,
+                           const std::vector<int>& first, const std::vector<int>& second) {
     ++stamp_;
     for (int x : first) stamp_of_[x] = stamp_;
     for (int x : second) stamp_of_[x] = stamp_;
@@ -452,7 +453,7 @@ class Bisector {
         }
         if (!improved) break;
       }
-    } else {
+    } else if (first.size() == second.size()) {
       double keep = 0, swap = 0;
       for (int i = 0; i < n; ++i) {
         keep += in_first[i] ? to_first[i] : to_second[i];
@@ -469,6 +470,7 @@ class Bisector {
       }
     }
     parts = std::move(ordered);
+    return static_cast<std::size_t>(std::count(in_first.begin(), in_first.end(), 1));
   }
 
   // The weight of the messages from part (marked with `mark`) to

@@ -9,6 +9,8 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "lib/model/objective.h"
 #include "lib/relabel/bisect.h"
@@ -140,6 +142,48 @@ TEST(StencilSearchTest, UnevenNodes) {
   // Slabs of 4.8 rows and a corner of 4: about 10 + 10 + 4 pairs.
   EXPECT_LE(crossing, 26);
   EXPECT_LE(busiest, 22);
+}
+
+// Uneven nodes given as levels over a dense matrix, in any order: bisect
+// and auto give a valid labelling. (Whole sides of unequal groups once
+// swapped places even when they held different numbers of ranks, and the
+// regions no longer fitted: std::length_error, a range error or a crash.)
+TEST(StencilSearchTest, UnevenKnownNodesInAnyOrder) {
+  SplitMix64 rng(21);
+  for (const Grid& g : {Grid({12}), Grid({4, 4}), Grid({3, 5}), Grid({2, 3, 3})}) {
+    const int p = g.size();
+    for (int trial = 0; trial < 25; ++trial) {
+      std::vector<int> node(static_cast<std::size_t>(p));
+      std::map<std::uint64_t, int> dense;  // node labels 0.. in order of first use
+      for (int& n : node) {
+        n = dense.emplace(rng.below(5), static_cast<int>(dense.size())).first->second;
+      }
+      std::vector<double> m(static_cast<std::size_t>(p) * p, 0);
+      for (int a = 0; a < p; ++a) {
+        for (int b = 0; b < p; ++b) {
+          if (a != b) {
+            m[static_cast<std::size_t>(a) * p + b] = node[a] == node[b]           ? 1
+                                                     : node[a] % 2 == node[b] % 2 ? 10
+                                                                                  : 30;
+          }
+        }
+      }
+      const DenseCosts costs(p, m);
+      std::string weights;
+      for (int k = 0; k < g.ndims(); ++k) weights += (k ? "x" : "") + std::string("2");
+      for (const char* algorithm : {"bisect", "auto"}) {
+        for (const std::string& pattern :
+             {"stencil:weights=" + weights, std::string("stencil:periodic,diagonals")}) {
+          RelabelOptions o;
+          o.algorithm = algorithm;
+          o.objective = ObjectiveSpec::parse("", Pattern::parse(pattern));
+          o.levels = {node};
+          EXPECT_NO_THROW(relabel(costs, g, o))
+              << g.to_string() << " " << algorithm << " " << pattern << " trial " << trial;
+        }
+      }
+    }
+  }
 }
 
 // A torus of nodes (no racks): 4x4 nodes of 4 cores, node costs by hops.
