@@ -86,10 +86,10 @@ struct RelabelOptions {
   /// Where auto's independent candidates run (its multilevel starts, and
   /// for fibres METIS's slabs and the fibre graph with them, then its
   /// restart rounds): given their count n and make(s) (candidate s, or
-  /// none when skipped), returns all n results in order. Empty: on `threads` threads. relabel_comm()
-  /// splits them across its ranks (share_across() in lib/shape/shape.h);
-  /// the results are weighed in order either way, so a seed gives the same
-  /// labelling.
+  /// none when skipped), returns all n results in order. Empty: on
+  /// `threads` threads. relabel_comm() splits them across its ranks
+  /// (share_across() in lib/shape/shape.h); the results are weighed in
+  /// order either way, so a seed gives the same labelling.
   using Share = std::function<std::vector<std::optional<Found>>(
       int n, const std::function<std::optional<Found>(int)>& make)>;
   Share share;
