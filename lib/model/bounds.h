@@ -98,6 +98,13 @@
 
 namespace rankshape {
 
+/// A stencil step's two parts of LowerBound: the busiest rank, and the
+/// shared links.
+struct StencilBoundParts {
+  double busiest_rank = 0;
+  double links = 0;
+};
+
 struct LowerBound {
   /// A bound on ObjectiveValue::primary (sum-max, thesis-max, step or
   /// total).
@@ -107,12 +114,8 @@ struct LowerBound {
   /// Fibres: per dimension, a bound on its worst fibre (weighted); empty
   /// for a stencil.
   std::vector<double> dimension;
-  /// A stencil step's two parts: the busiest rank, and the shared links.
-  struct StencilParts {
-    double busiest_rank = 0;
-    double links = 0;
-  };
-  std::optional<StencilParts> stencil;
+  /// A stencil's two parts; empty for fibres.
+  std::optional<StencilBoundParts> stencil;
 };
 
 /// The bounds for the fibres pattern with fibre cost "pairs" (any
