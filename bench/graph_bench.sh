@@ -22,7 +22,8 @@
 # speed (not run by default): rankshape's mapping time against VieM's
 #   three presets (fast, eco, strong) at 1,024 ranks, each mapper --reps
 #   times in turn, with every mapping's objective; rankshape with its
-#   budget and with none (--time-limit 0); needs --viem.
+#   budget, with short ones (0.1, 0.03 and 0.01 s) and with none
+#   (--time-limit 0); needs --viem.
 # --viem PATH: VieM's `viem` binary, built outside this repository from
 #   its public source (github schulzchristian/VieM: cmake, make); called as
 #   viem GRAPH --hierarchy_parameter_string=C:N:R

@@ -586,9 +586,9 @@ constexpr double kQuickSeconds = 1.0;
 // bisection, default balance): on irregular graphs most of a full start's
 // gain in a third of its time.
 constexpr int kFastMetisAttempts = 2;
-// A full start's time over the fast one's (0.17 s and 0.05 s at 1,024
-// ranks on 8 racks of 8 nodes).
-constexpr double kFullOverFast = 3;
+// A full start's time over the fast one's (0.10 s and 0.05 s on a random
+// geometric graph at 1,024 ranks on 8 racks of 8 nodes).
+constexpr double kFullOverFast = 2;
 
 // graph_map() top-down and bottom-up from `starts` seeds, the best refined
 // along the nodes' boundaries and by hill-climbing. A quick answer comes
@@ -609,15 +609,15 @@ Labelling map_graph(const Costs& costs, const RelabelOptions& o, int starts,
   GraphMapOptions quick_options;
   quick_options.seed = o.seed;
   quick_options.metis = false;
-  // Even past the budget (a grouping cut short is the job's order): at
-  // least kQuickSeconds for it.
+  // Even past the budget: at least kQuickSeconds for its swaps.
   const Deadline quick_deadline(std::max(deadline.remaining(), kQuickSeconds));
   Labelling quick = graph_map(costs, graph, o.levels, quick_options, quick_deadline);
   const ObjectiveValue quick_value = chooser.value(quick);
   log.add("grouping", quick_value.primary, std::min(quick_value.primary, best_value.primary));
-  // A start cut short by the deadline is wasted (its unplaced vertices
-  // keep the job's order), so one begins only if the time left is at least
-  // what the last took (the first full start: kFullOverFast fast ones).
+  // A start that meets the deadline finishes its map unrefined (one METIS
+  // call per split), overrunning the budget, so one begins only if the time
+  // left is at least what the last took (the first full start: kFullOverFast
+  // fast ones).
   double expected = 0;
   if (!deadline.passed()) {
     GraphMapOptions options;
