@@ -474,13 +474,11 @@ class CandidateLog {
                std::function<void(const std::string&)> say)
       : clock_(clock), out_(out), say_(std::move(say)), since_(clock.elapsed()) {}
 
-  // A candidate that just ended, said with the best objective so far.
-  void add(const std::string& name, double objective, double best) {
-    const double now = clock_.elapsed();
-    add(name, now - since_, objective, best);
-  }
-  // One that ran for `seconds` elsewhere (a thread, another rank).
-  void add(const std::string& name, double seconds, double objective, double best) {
+  // A candidate, said with the best objective so far: one that just ended
+  // (seconds < 0: since the one before), or one that ran for `seconds`
+  // elsewhere (a thread, another rank).
+  void add(const std::string& name, double objective, double best, double seconds = -1) {
+    if (seconds < 0) seconds = clock_.elapsed() - since_;
     out_.push_back({name, seconds, objective, false});
     since_ = clock_.elapsed();
     char line[200];
@@ -517,8 +515,7 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
   Labelling best = Labelling::identity(p);
   ObjectiveValue best_value = chooser.value(best);
   std::string from = "identity";
-  // seconds < 0: the candidate just ended here; else it ran for that long
-  // in a wave.
+  // seconds: as CandidateLog::add() takes them.
   const auto consider = [&](Labelling l, const std::string& what, double seconds = -1) {
     const ObjectiveValue v = chooser.value(l);
     if (chooser.better(l, v, best, best_value)) {
@@ -526,11 +523,7 @@ Labelling auto_stencil(const Costs& costs, const Grid& grid, const RelabelOption
       best_value = v;
       from = what;
     }
-    if (seconds < 0) {
-      log.add(what, v.primary, best_value.primary);
-    } else {
-      log.add(what, seconds, v.primary, best_value.primary);
-    }
+    log.add(what, v.primary, best_value.primary, seconds);
   };
   consider(bisect(costs, *o.objective.stencil_on(grid), o.levels, CutRule::kBusierPart),
            "bisect (busier part)");
@@ -818,8 +811,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
         return result.bound && reaches(best_value.primary, result.bound->primary) &&
                reaches(best_value.total, result.bound->total);
       };
-      // seconds < 0: the candidate just ended here; else it ran for that
-      // long in the wave.
+      // seconds: as CandidateLog::add() takes them.
       const auto consider = [&](Labelling l, const std::string& name, double seconds = -1) {
         const ObjectiveValue v = evaluate(costs, grid, l, o.objective).value;
         if (improves(v, best_value)) {
@@ -827,11 +819,7 @@ RelabelResult relabel(const Costs& costs, const Grid& grid, const RelabelOptions
           best_value = v;
           from = name;
         }
-        if (seconds < 0) {
-          log.add(name, v.primary, best_value.primary);
-        } else {
-          log.add(name, seconds, v.primary, best_value.primary);
-        }
+        log.add(name, v.primary, best_value.primary, seconds);
       };
       std::string tried;  // the candidates before multilevel, for the report
       const auto try_one = [&](auto make, const std::string& name) {
