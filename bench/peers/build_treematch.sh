@@ -11,13 +11,15 @@ set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 TREEMATCH_DIR OUT_DIR" >&2; exit 2; }
 tm=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-[ -f "$tm/Makefile.am" ] && [ -f "$tm/treematch.h" ] ||
-  { echo "build_treematch.sh: $tm is not Open MPI's 3rd-party/treematch" >&2; exit 2; }
+if [ ! -f "$tm/Makefile.am" ] || [ ! -f "$tm/treematch.h" ]; then
+  echo "build_treematch.sh: $tm is not Open MPI's 3rd-party/treematch" >&2
+  exit 2
+fi
 mkdir -p "$2"
 out=$(cd "$2" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-srcs=$(sed -n 's/\\$//; /^sources *=/,/^$/p' "$tm/Makefile.am" | tr ' \t' '\n\n' | grep '\.c$')
+srcs=$(sed -n 's/\\$//; /^sources *=/,/^$/p' "$tm/Makefile.am" | tr '[:blank:]' '\n' | grep '\.c$')
 for s in $srcs; do
   gcc -O2 -w -I"$here/treematch_compat" -I"$tm" -c "$tm/$s" -o "$work/${s%.c}.o"
 done
