@@ -44,9 +44,15 @@ constexpr std::size_t kBoundaryNeighbours = 8;
 constexpr int kPairRounds = 4;
 constexpr std::size_t kPairCandidates = 64;
 // resplit_pairs(): rounds at most (each after the first only over the pairs
-// with a part changed in the round before; on the random geometric graph
-// at 1,024 ranks into 64 nodes they stop by themselves after 4 to 10).
-constexpr int kResplitRounds = 16;
+// with a part changed in the round before). On the random geometric graph
+// at 1,024 ranks they stop by themselves after 4 to 10; with 4 at most every
+// full run's objective on two and three levels was the same as with 16, and
+// a fast map's 0.1% higher on two levels. The cap bounds their work (a
+// round costs about as much as the split, in a fixed number of METIS calls,
+// so the answer does not depend on the machine's speed): at 65,536 ranks and
+// a million edges a fast map's resplits of racks alone took longer than the
+// default 10 s budget with 16.
+constexpr int kResplitRounds = 4;
 // METIS calls per pair's new split (k-way and recursive bisection): on the
 // random geometric graph at 1,024 ranks on 8 racks of 8 nodes, 2 gave a
 // fast map 4.8% better than 1 for 25% more time; 4 little more than 2.
@@ -443,10 +449,10 @@ class Mapper {
   // GraphMapOptions::resplit_pairs: a pair's new split is kept where it
   // cuts less between the two (edges to other parts stay cut either way);
   // each round after the first only over the pairs with a part changed in
-  // the round before. On the random geometric graph at 1,024 ranks into 64
-  // parts of 16 it took a fast map's cut from 2.835e7 to 2.615e7 in 38 ms,
-  // and a full start's from 2.705e7 to 2.541e7, below the best of four full
-  // starts without it (2.681e7).
+  // the round before, kResplitRounds at most. On the random geometric graph
+  // at 1,024 ranks it took a fast map's objective from 4.85e8 to 4.61e8 on
+  // 64 nodes of 16 and from 6.83e8 to 6.20e8 on 8 racks of 8 nodes; a full
+  // run's from 4.67e8 to 4.52e8 and from 6.31e8 to 6.09e8.
   void resplit_pairs(const TrafficGraph& graph, int j, std::vector<std::vector<int>>& parts) {
     const int k = static_cast<int>(parts.size());
     std::vector<int> part_of(static_cast<std::size_t>(graph.vertices()), -1);
