@@ -541,26 +541,26 @@ class Mapper {
       rest /= f;
       const int m = static_cast<int>(groups.size());
       // The traffic between groups, each pair once (a < b), heaviest first.
-      std::vector<std::tuple<int, int, double>> pairs;
-      for (int v : vertices) {
-        const int a = group_of[static_cast<std::size_t>(v)];
-        for (std::size_t e = graph.begin(v); e < graph.end(v); ++e) {
-          const int b = group_of[static_cast<std::size_t>(graph.neighbour(e))];
-          if (b > a) pairs.emplace_back(a, b, graph.weight(e));
-        }
-      }
-      std::sort(pairs.begin(), pairs.end());
       std::vector<std::vector<std::pair<double, int>>> near(static_cast<std::size_t>(m));
       std::vector<std::tuple<double, int, int>> heaviest;  // (-weight, a, b)
-      for (std::size_t i = 0; i < pairs.size();) {
-        const int a = std::get<0>(pairs[i]), b = std::get<1>(pairs[i]);
-        double w = 0;
-        for (; i < pairs.size() && std::get<0>(pairs[i]) == a && std::get<1>(pairs[i]) == b; ++i) {
-          w += std::get<2>(pairs[i]);
+      std::vector<std::pair<int, double>> out;             // group a's edges to groups b > a
+      for (int a = 0; a < m; ++a) {
+        out.clear();
+        for (int v : groups[static_cast<std::size_t>(a)]) {
+          for (std::size_t e = graph.begin(v); e < graph.end(v); ++e) {
+            const int b = group_of[static_cast<std::size_t>(graph.neighbour(e))];
+            if (b > a) out.emplace_back(b, graph.weight(e));
+          }
         }
-        near[static_cast<std::size_t>(a)].emplace_back(w, b);
-        near[static_cast<std::size_t>(b)].emplace_back(w, a);
-        heaviest.emplace_back(-w, a, b);
+        std::sort(out.begin(), out.end());  // by group, each pair's weights in one order
+        for (std::size_t i = 0; i < out.size();) {
+          const int b = out[i].first;
+          double w = 0;
+          for (; i < out.size() && out[i].first == b; ++i) w += out[i].second;
+          near[static_cast<std::size_t>(a)].emplace_back(w, b);
+          near[static_cast<std::size_t>(b)].emplace_back(w, a);
+          heaviest.emplace_back(-w, a, b);
+        }
       }
       std::sort(heaviest.begin(), heaviest.end());
       // Merged groups: a seed from the heaviest free pair, grown by the
@@ -580,6 +580,7 @@ class Mapper {
         const auto take = [&](int g) {
           merged_into[static_cast<std::size_t>(g)] = id;
           merged.back().push_back(g);
+          if (f == 2) return;  // the seed pair is the whole group: nothing to pull
           pull.erase(g);
           for (const auto& [wg, h] : near[static_cast<std::size_t>(g)]) {
             if (merged_into[static_cast<std::size_t>(h)] < 0) pull[h] += wg;
