@@ -427,7 +427,7 @@ class Mapper {
       best = split_direct(local, vertices, sizes, j, direct_attempts);
       best_cut = part_cut(graph, best);
     }
-    if (k >= 2 && equal && !(!best.empty() && deadline_.passed())) {
+    if (k >= 2 && equal && (best.empty() || !deadline_.passed())) {
       if (recursive_too) {
         std::vector<std::vector<int>> recursive;
         split_recursive(graph, vertices, k, sizes[0], j, recursive);
