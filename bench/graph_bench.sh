@@ -25,14 +25,13 @@
 #   budget, with short ones (0.1, 0.03 and 0.01 s) and with none
 #   (--time-limit 0); needs --viem.
 # --viem PATH: VieM's `viem` binary, built outside this repository from
-#   its public source (bench/peers/build_viem.sh; bench/peers/README.md
-#   says where to get it); called as
+#   its public source (bench/peers/README.md says where to get it);
+#   called as
 #   viem GRAPH --hierarchy_parameter_string=C:N:R
 #   --distance_parameter_string=1:10:40 --output_filename=OUT.
-# --treematch PATH: bench/peers/treematch_map.c, the driver around
-#   TreeMatch (the copy in github open-mpi/ompi, 3rd-party/treematch),
-#   built outside this repository by bench/peers/build_treematch.sh; called
-#   as treematch_map TRAFFIC --arity R,N,C --cost 40,10,1
+# --treematch PATH: a driver around TreeMatch (the copy in github
+#   open-mpi/ompi, 3rd-party/treematch), built outside this repository
+#   (bench/peers/README.md says what it does); called as treematch_map TRAFFIC --arity R,N,C --cost 40,10,1
 #   --bytes-per-message 4096 --optimize -o OUT (line i: the core of process
 #   i). Without either, that peer's column says so.
 # Writes DIR/graph_quality.{csv,md}, DIR/graph_time.{csv,md} and

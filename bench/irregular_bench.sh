@@ -12,8 +12,8 @@
 #                            [--budget S] [--instances NAME,...] [--out DIR]
 #                            [--parts table,curve] [--curve-budgets S,...]
 # --viem PATH: VieM's `viem` binary, built outside this repository from its
-#   public source (bench/peers/build_viem.sh; bench/peers/README.md says
-#   where to get it). VieM takes a regular
+#   public source (bench/peers/README.md says where to get it). VieM
+#   takes a regular
 #   hierarchy: it gets cores per node, nodes per island and islands, each
 #   as large as the largest, with isolated vertices filling the padding;
 #   positions it puts on padding move to the nearest free core. It has no

@@ -31,9 +31,10 @@
 #   nodecart_driver, which compute offline the labelling each peer's
 #   MPI_Cart_create would return for a grid and a node membership (a file
 #   of one node index per rank). They are built outside this repository
-#   from the peers' public sources (github viennamapping/mpicartreorderlib
-#   and wgropp/BaseEnv); this repository holds neither the peers' code nor
-#   a recipe to build it. Without --peers, the peers' rows are left out.
+#   from the peers' public sources (bench/peers/README.md says where to
+#   get them and what the drivers do); this repository holds neither the
+#   peers' code nor a recipe to build it. Without --peers, the peers' rows
+#   are left out.
 # Writes DIR/stencil_quality.{csv,md} and DIR/stencil_time.{csv,md}
 # (default bench/results) and every run's labellings and outputs under
 # DIR/stencil/.
