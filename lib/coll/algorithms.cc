@@ -228,21 +228,28 @@ void knomial_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Com
                    const Shape& s) {
   const int v = (s.me - root + s.p) % s.p;
   if (v != 0) receive_from(buffer, count, type, (knomial_parent(v).first + root) % s.p, comm);
-  // Far subtrees first; a round's children at once.
-  std::vector<MPI_Request> sent;
+  // Far subtrees first; a round's children at once, one round after the
+  // other (posting every round at once would share the parent's link
+  // among all its children, and hold back the far subtrees' roots).
   for (int place = knomial_children_below(v, s.p) / kRadix; place > 0; place /= kRadix) {
+    std::vector<MPI_Request> sent;
     for (int d = 1; d < kRadix && v + d * place < s.p; ++d) {
       sent.emplace_back();
       check(MPI_Isend(buffer, count, type, (v + d * place + root) % s.p, kTag, comm, &sent.back()),
             "MPI_Isend");
     }
+    check(MPI_Waitall(static_cast<int>(sent.size()), sent.data(), MPI_STATUSES_IGNORE),
+          "MPI_Waitall");
   }
-  check(MPI_Waitall(static_cast<int>(sent.size()), sent.data(), MPI_STATUSES_IGNORE),
-        "MPI_Waitall");
 }
 
 void scatter_allgather_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                              const Shape& s) {
+  const auto doubling_allgather = [](int n, MPI_Datatype t, int ranks) {
+    int size = 0;
+    check(MPI_Type_size(t, &size), "MPI_Type_size");
+    return scatter_allgather_doubles(static_cast<std::int64_t>(n) * size, ranks);
+  };
   const Layout l = layout_of(type);
   const int p = s.p, v = (s.me - root + p) % p;
   // Chunk c belongs to relative rank c; a subtree [v, v + mask) gets its
@@ -261,6 +268,17 @@ void scatter_allgather_bcast(void* buffer, int count, MPI_Datatype type, int roo
     if (v + mask >= p) continue;
     const std::int64_t n = start(v + 2 * mask) - start(v + mask);
     if (n > 0) send_to(at(buffer, start(v + mask), l), n, type, real(v + mask), comm);
+  }
+  if (doubling_allgather(count, type, p)) {
+    // Recursive doubling: in the step of `mask`, v and v ^ mask swap the
+    // chunks of their aligned blocks of mask ranks (MPICH's order).
+    for (mask = 1; mask < p; mask <<= 1) {
+      const int mine = v & ~(mask - 1), theirs = (v ^ mask) & ~(mask - 1);
+      exchange(at(buffer, start(mine), l), start(mine + mask) - start(mine), real(v ^ mask),
+               at(buffer, start(theirs), l), start(theirs + mask) - start(theirs), real(v ^ mask),
+               type, comm);
+    }
+    return;
   }
   // Ring allgather: in step i, pass on chunk v - i, receive chunk v - i - 1.
   const int right = real(v + 1), left = real(v - 1 + p);

@@ -27,7 +27,7 @@ enum class Algorithm {
   kNative,
   kBinomial,           // bcast, reduce (allreduce: both): binomial tree
   kKnomial,            // the same, 4-nomial tree, a round's messages at once
-  kScatterAllgather,   // bcast: binomial scatter, then ring allgather
+  kScatterAllgather,   // bcast: binomial scatter, then allgather (scatter_allgather_doubles)
   kChain,              // bcast, reduce: pipelined chain of segments
   kRecursiveDoubling,  // allreduce
   kRing,               // allreduce: ring reduce-scatter, then ring allgather
@@ -38,6 +38,14 @@ enum class Algorithm {
 /// nodes. A round costs one latency for radix - 1 messages, where a
 /// binomial tree pays one per message: log_radix(p) rounds, not log_2(p).
 inline constexpr int kKnomialRadix = 4;
+
+/// kScatterAllgather's allgather, by MPICH's rule for a bcast: recursive
+/// doubling (log2 p steps) for messages under 512 KiB on a power-of-two
+/// count of ranks, else a ring (p - 1 steps, each rank's links busy with
+/// one piece at a time).
+inline bool scatter_allgather_doubles(std::int64_t bytes, int ranks) {
+  return bytes < (512 << 10) && ranks > 0 && (ranks & (ranks - 1)) == 0;
+}
 
 /// "native", "binomial", "knomial", "scatter-allgather", "chain",
 /// "recursive-doubling", "ring", "rabenseifner".

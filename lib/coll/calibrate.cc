@@ -11,7 +11,11 @@ namespace {
 
 using mpi::check;
 
-constexpr int kSmall = 8, kLarge = 64 << 10, kRepetitions = 5;
+// Round trips of three sizes: latency from the small one, bandwidth from
+// the two large ones, and the latency messages of kLargeMessageBytes and
+// more pay (model.h) from the first of those.
+constexpr int kSmall = 8, kLarge = 64 << 10, kHuge = 256 << 10, kRepetitions = 5;
+static_assert(kLarge >= kLargeMessageBytes);
 
 // Median round-trip seconds of `bytes` between ranks 0 and 1 of comm (the
 // other ranks return 0).
@@ -84,11 +88,11 @@ std::vector<int> level_sizes(const Hierarchy& h) {
 
 Model calibrate(const Hierarchy& h) {
   const int levels = h.depth() + 1;
-  // alpha_j, beta_j, loaded beta_j for every level, then gamma: maxima over
-  // all ranks.
-  std::vector<double> fitted(static_cast<std::size_t>(3 * levels + 1), 0.0);
+  // alpha_j, beta_j, loaded beta_j and alpha_j of large messages for every
+  // level, then gamma: maxima over all ranks.
+  std::vector<double> fitted(static_cast<std::size_t>(4 * levels + 1), 0.0);
   const auto at = [&fitted](int j, int k) -> double& {
-    return fitted[static_cast<std::size_t>(3 * j + k)];
+    return fitted[static_cast<std::size_t>(4 * j + k)];
   };
   for (int j = 0; j < levels; ++j) {
     check(MPI_Barrier(h.comm()), "MPI_Barrier");  // one level at a time
@@ -97,15 +101,23 @@ Model calibrate(const Hierarchy& h) {
     // Every level j communicator at once, as in a hierarchical collective.
     const double loaded_small = shift(level->get(), kSmall);
     const double loaded_large = shift(level->get(), kLarge);
-    at(j, 2) = std::max(0.0, (loaded_large - loaded_small) / (kLarge - kSmall));
-    if (level->rank() != 0 && level->rank() != level->size() - 1) continue;
-    const int partner = level->rank() == 0 ? level->size() - 1 : 0;
-    const int me = level->rank() == 0 ? 0 : 1;
-    const double small = round_trip(level->get(), me, partner, kSmall) / 2;
-    const double large = round_trip(level->get(), me, partner, kLarge) / 2;
-    const double beta = std::max(0.0, (large - small) / (kLarge - kSmall));
-    at(j, 0) = std::max(0.0, small - kSmall * beta);
-    at(j, 1) = beta;
+    // Two members alone; the others get the jump in latency from them.
+    double jump = 0;
+    if (level->rank() == 0 || level->rank() == level->size() - 1) {
+      const int partner = level->rank() == 0 ? level->size() - 1 : 0;
+      const int me = level->rank() == 0 ? 0 : 1;
+      const double small = round_trip(level->get(), me, partner, kSmall) / 2;
+      const double large = round_trip(level->get(), me, partner, kLarge) / 2;
+      const double huge = round_trip(level->get(), me, partner, kHuge) / 2;
+      const double beta = std::max(0.0, (huge - large) / (kHuge - kLarge));
+      at(j, 0) = std::max(0.0, small - kSmall * beta);
+      at(j, 1) = beta;
+      at(j, 3) = std::max(at(j, 0), large - kLarge * beta);
+      jump = at(j, 3) - at(j, 0);
+    }
+    check(MPI_Bcast(&jump, 1, MPI_DOUBLE, 0, level->get()), "MPI_Bcast");
+    // The loaded bandwidth from a small and a large message, less the jump.
+    at(j, 2) = std::max(0.0, (loaded_large - loaded_small - jump) / (kLarge - kSmall));
   }
   fitted.back() = reduce_speed();
   check(MPI_Allreduce(MPI_IN_PLACE, fitted.data(), static_cast<int>(fitted.size()), MPI_DOUBLE,
@@ -113,7 +125,7 @@ Model calibrate(const Hierarchy& h) {
         "MPI_Allreduce");
   Model model;
   model.sizes = level_sizes(h);
-  for (int j = 0; j < levels; ++j) model.links.push_back({at(j, 0), at(j, 1), at(j, 2)});
+  for (int j = 0; j < levels; ++j) model.links.push_back({at(j, 0), at(j, 1), at(j, 2), at(j, 3)});
   model.gamma = fitted.back();
   model.ranks = h.size();
   model.contiguous = h.ordered();

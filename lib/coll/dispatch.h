@@ -9,7 +9,8 @@
 // and the rows of the tuning table for its level sizes. Where the table
 // has no row, the first call of each collective in each size class (up to
 // 2^k bytes) is a trial: the MPI library's own call, the cost model's two
-// best hierarchical configurations, for bcast, reduce and allreduce
+// best hierarchical configurations and its best with another top-level
+// algorithm than theirs, for bcast, reduce and allreduce
 // rankshape's flat algorithm by the textbook rules (config.h), and for
 // allreduce this communicator's own reduce then bcast (decided first) are
 // timed on scratch buffers of that size (3 runs each after a warm-up, the

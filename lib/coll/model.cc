@@ -22,15 +22,32 @@ int log2_ceil(int n) {
 // pay link l, for m bytes. step(): one message alone on the link;
 // busy(): every member sending at once (ring, recursive doubling, the
 // halving and doubling of Rabenseifner, a chain's steady state).
-double step(const LinkCost& l, double m) { return l.alpha + m * l.beta; }
-double busy(const LinkCost& l, double m) { return l.alpha + m * l.loaded(); }
+double step(const LinkCost& l, double m) { return l.alpha_at(m) + m * l.beta; }
+double busy(const LinkCost& l, double m) { return l.alpha_at(m) + m * l.loaded(); }
+
+// Latencies of the k steps of recursive halving (or doubling) of m bytes:
+// m / 2, m / 4, ... each.
+double halving_latency(int k, double m, const LinkCost& l) {
+  double t = 0;
+  for (int i = 1; i <= k; ++i) t += l.alpha_at(m / (1 << i));
+  return t;
+}
+
+// Latencies of the k steps of recursive doubling from m bytes: m, 2 m, ...
+double doubling_latency(int k, double m, const LinkCost& l) {
+  double t = 0;
+  for (int i = 0; i < k; ++i) t += l.alpha_at(m * (1 << i));
+  return t;
+}
 
 // A binomial tree whose step k (k = 0 .. log n - 1, from the root out)
 // has 2^k senders moving bytes(k) each.
 template <typename Bytes>
 double binomial(int n, const LinkCost& l, Bytes bytes) {
   double t = 0;
-  for (int k = 0; (1 << k) < n; ++k) t += l.alpha + bytes(k) * l.beta_with(1 << k, n);
+  for (int k = 0; (1 << k) < n; ++k) {
+    t += l.alpha_at(bytes(k)) + bytes(k) * l.beta_with(1 << k, n);
+  }
   return t;
 }
 
@@ -46,19 +63,21 @@ double knomial(int n, double m, const LinkCost& l, double gamma) {
   for (int place = top / kRadix; place > 0; place /= kRadix) {
     const int messages = std::min(kRadix - 1, (n - 1) / place);
     const int senders = std::max(1, n / (kRadix * place));
-    t += l.alpha + messages * m * (l.beta_with(senders, n) + gamma);
+    t += l.alpha_at(m) + messages * m * (l.beta_with(senders, n) + gamma);
   }
   return t;
 }
 
 // A chain of n members moving m bytes in segments (64 KiB unless given,
 // as lib/coll/algorithms.cc cuts them): n - 1 steps fill it, one more per
-// further segment, each step every link busy and each receiver combining
-// the segment (gamma: 0 for a bcast).
+// further segment, each step with as many links busy as segments in
+// flight (at most n - 1) and each receiver combining the segment (gamma:
+// 0 for a bcast).
 double chain(int n, double m, const LinkCost& l, double segment, double gamma) {
   const double s = std::min(m, segment > 0 ? segment : 65536.0);
   const double u = s > 0 ? std::ceil(m / s) : 1;
-  return (n - 1 + u - 1) * (busy(l, s) + s * gamma);
+  const double sending = std::min(u, n - 1.0);
+  return (n - 1 + u - 1) * (l.alpha_at(s) + s * (l.beta_with(sending, n) + gamma));
 }
 
 double bcast_cost(A a, int n, double m, const LinkCost& l, double segment) {
@@ -68,8 +87,15 @@ double bcast_cost(A a, int n, double m, const LinkCost& l, double segment) {
       return binomial(n, l, [m](int) { return m; });
     case A::kKnomial:
       return knomial(n, m, l, 0);
-    case A::kScatterAllgather:
-      return binomial(n, l, [m](int k) { return m / (2 << k); }) + (n - 1) * busy(l, m / n);
+    case A::kScatterAllgather: {
+      const double scatter = binomial(n, l, [m](int k) { return m / (2 << k); });
+      if (!scatter_allgather_doubles(static_cast<std::int64_t>(m), n)) {
+        return scatter + (n - 1) * busy(l, m / n);
+      }
+      double t = scatter;
+      for (int k = 0; (1 << k) < n; ++k) t += busy(l, m / n * (1 << k));
+      return t;
+    }
     case A::kChain:
       return chain(n, m, l, segment, 0);
     default:  // native: the better of the two classic ones
@@ -84,7 +110,7 @@ double gather_cost(int n, double held, const LinkCost& l) {
   double t = 0;
   for (int k = 0; (1 << k) < n; ++k) {
     const int blocks = std::min(1 << k, n - (1 << k));
-    t += l.alpha + held * blocks * l.beta_with(std::max(1, n >> (k + 1)), n);
+    t += l.alpha_at(held * blocks) + held * blocks * l.beta_with(std::max(1, n >> (k + 1)), n);
   }
   return t;
 }
@@ -97,8 +123,8 @@ double reduce_cost(A a, int n, double m, const LinkCost& l, double gamma, double
   const double tree = binomial(n, l, [m](int) { return m; }) + k * m * gamma;
   if (a == A::kBinomial) return tree;
   // Reduce-scatter then gather (Rabenseifner's reduce); native has both.
-  const double halving =
-      k * l.alpha + (n - 1.0) / n * m * (l.loaded() + gamma) + gather_cost(n, m / n, l);
+  const double halving = halving_latency(k, m, l) + (n - 1.0) / n * m * (l.loaded() + gamma) +
+                         gather_cost(n, m / n, l);
   if (a == A::kRabenseifner) return halving;
   return std::min(tree, halving);
 }
@@ -109,7 +135,7 @@ double allreduce_cost(A a, int n, double m, const LinkCost& l, double gamma) {
   const double doubling = k * (busy(l, m) + m * gamma);
   const double ring = 2.0 * (n - 1) * busy(l, m / n) + (n - 1.0) / n * m * gamma;
   const double rabenseifner =
-      2 * k * l.alpha + 2.0 * (n - 1) / n * m * l.loaded() + (n - 1.0) / n * m * gamma;
+      2 * halving_latency(k, m, l) + 2.0 * (n - 1) / n * m * l.loaded() + (n - 1.0) / n * m * gamma;
   switch (a) {
     case A::kBinomial:
     case A::kKnomial:
@@ -275,7 +301,8 @@ double hierarchical_cost(Collective c, const Config& config, const Model& model,
       case Collective::kAllgather:
         t += j < d ? gather_cost(n(j), h * m, l(j)) + bcast_cost(A::kNative, n(j), p * m, l(j), 0)
                    : std::min((n(j) - 1) * busy(l(j), h * m),
-                              log2_ceil(n(j)) * l(j).alpha + (n(j) - 1) * h * m * l(j).loaded());
+                              doubling_latency(log2_ceil(n(j)), h * m, l(j)) +
+                                  (n(j) - 1) * h * m * l(j).loaded());
         break;
       case Collective::kReduceScatterBlock:
         t += j < d ? reduce_cost(A::kNative, n(j), p * m, l(j), g) + gather_cost(n(j), h * m, l(j))

@@ -130,15 +130,17 @@ TuningTable parse_table(const std::string& text, const std::string& origin) {
       model.sizes = sizes_of(m, "a model");
       const auto alpha = m.at("alpha").get<std::vector<double>>();
       const auto beta = m.at("beta").get<std::vector<double>>();
-      // Optional (tables before it): the same as beta.
+      // Optional (tables before them): the same as beta, and as alpha.
       const auto loaded = m.value("beta_loaded", beta);
+      const auto alpha_large = m.value("alpha_large", alpha);
       if (alpha.size() != model.sizes.size() || beta.size() != model.sizes.size() ||
-          loaded.size() != model.sizes.size()) {
-        throw fail("a model needs one alpha, beta and beta_loaded per level");
+          loaded.size() != model.sizes.size() || alpha_large.size() != model.sizes.size()) {
+        throw fail("a model needs one alpha, beta, beta_loaded and alpha_large per level");
       }
       for (std::size_t j = 0; j < alpha.size(); ++j) {
-        model.links.push_back(
-            {cost(alpha[j], "alpha"), cost(beta[j], "beta"), cost(loaded[j], "beta_loaded")});
+        model.links.push_back({cost(alpha[j], "alpha"), cost(beta[j], "beta"),
+                               cost(loaded[j], "beta_loaded"),
+                               cost(alpha_large[j], "alpha_large")});
       }
       model.gamma = cost(m.at("gamma").get<double>(), "gamma");
       model.ranks = 1;
@@ -190,16 +192,18 @@ std::string table_json(const TuningTable& table) {
   json doc = {{"format", "rankshape-coll-table"}, {"version", 1}};
   doc["models"] = json::array();
   for (const Model& m : table.models) {
-    std::vector<double> alpha, beta, loaded;
+    std::vector<double> alpha, beta, loaded, alpha_large;
     for (const LinkCost& l : m.links) {
       alpha.push_back(l.alpha);
       beta.push_back(l.beta);
       loaded.push_back(l.loaded());
+      alpha_large.push_back(l.alpha_at(kLargeMessageBytes));
     }
     doc["models"].push_back({{"sizes", m.sizes},
                              {"alpha", alpha},
                              {"beta", beta},
                              {"beta_loaded", loaded},
+                             {"alpha_large", alpha_large},
                              {"gamma", m.gamma}});
   }
   doc["entries"] = json::array();

@@ -224,10 +224,15 @@ TEST(DispatchTest, TrialsKeepTheFastestOncePerSizeClass) {
   // The model's price of the choice, for reports: the same for the next
   // call of that size.
   EXPECT_GT(predicted, 0);
-  // Native, the model's 2 best hierarchical, the textbook flat algorithm.
-  ASSERT_EQ(trials.size(), 4u);
+  // Native, the model's 2 best hierarchical, its best with a top-level
+  // algorithm of its own that neither of those runs, the textbook flat one.
+  ASSERT_EQ(trials.size(), 5u);
   EXPECT_EQ(trials[0].config, "native");
-  EXPECT_EQ(trials[3].config, "flat=binomial");  // 400 B
+  const auto top = [](const std::string& config) { return Config::parse(config)->level(1); };
+  EXPECT_NE(top(trials[3].config), Algorithm::kNative) << trials[3].config;
+  EXPECT_NE(top(trials[3].config), top(trials[1].config)) << trials[3].config;
+  EXPECT_NE(top(trials[3].config), top(trials[2].config)) << trials[3].config;
+  EXPECT_EQ(trials[4].config, "flat=binomial");  // 400 B
   std::size_t best = 0;
   for (std::size_t i = 0; i < trials.size(); ++i) {
     EXPECT_GE(trials[i].seconds, 0);
@@ -240,8 +245,8 @@ TEST(DispatchTest, TrialsKeepTheFastestOncePerSizeClass) {
   EXPECT_TRUE(dispatch::last_trials().empty());
   EXPECT_EQ(dispatch::last_choice(), choice);
   reduce(1000);  // another class
-  ASSERT_EQ(dispatch::last_trials().size(), 4u);
-  EXPECT_EQ(dispatch::last_trials()[3].config, "flat=rabenseifner");  // 4,000 B
+  ASSERT_EQ(dispatch::last_trials().size(), 5u);
+  EXPECT_EQ(dispatch::last_trials()[4].config, "flat=rabenseifner");  // 4,000 B
   expect_agreed("reduce after a second trial");
 }
 
@@ -264,9 +269,9 @@ TEST(DispatchTest, AllreduceTriesItsOwnReduceThenBcast) {
     EXPECT_TRUE(trials.empty());
     return;
   }
-  ASSERT_EQ(trials.size(), 5u);
+  ASSERT_EQ(trials.size(), 6u);
   EXPECT_EQ(trials[0].config, "native");
-  EXPECT_EQ(trials[3].config, "flat=recursive-doubling");  // 1,200 B
+  EXPECT_EQ(trials[4].config, "flat=recursive-doubling");  // 1,200 B
   ASSERT_EQ(dispatch::reduce(send.data(), sum.data(), 300, MPI_INT, MPI_SUM, 0, comm.get()),
             MPI_SUCCESS);
   EXPECT_TRUE(dispatch::last_trials().empty());
@@ -274,7 +279,7 @@ TEST(DispatchTest, AllreduceTriesItsOwnReduceThenBcast) {
   ASSERT_EQ(dispatch::bcast(sum.data(), 300, MPI_INT, 0, comm.get()), MPI_SUCCESS);
   EXPECT_TRUE(dispatch::last_trials().empty());
   EXPECT_EQ(sum, expected);
-  EXPECT_EQ(trials[4].config,
+  EXPECT_EQ(trials[5].config,
             "reduce+bcast(" + reduce_choice + ";" + dispatch::last_choice() + ")");
   std::size_t best = 0;
   for (std::size_t i = 0; i < trials.size(); ++i) {
@@ -309,7 +314,7 @@ TEST(DispatchTest, ARankWithoutRoomForATrialVetoesItEverywhere) {
   // The same size class (up to 8 KiB), now with room everywhere.
   ASSERT_EQ(dispatch::reduce(send.data(), recv.data(), 1900, MPI_INT, MPI_SUM, 0, comm.get()),
             MPI_SUCCESS);
-  EXPECT_EQ(dispatch::last_trials().size(), useful ? 4u : 0u);
+  EXPECT_EQ(dispatch::last_trials().size(), useful ? 5u : 0u);
   expect_agreed("reduce after the veto");
   if (world_rank() == 0) {
     EXPECT_EQ(recv[1899], 3 * world_size());
