@@ -6,7 +6,7 @@
 # neither the built-ins' reductions nor rankshape's cost time.
 #   bench/coll_selectors.sh [--runs "PLATFORM:LAYOUT:RANKS ..."]
 #       [--collectives LIST] [--sizes LIST] [--candidates N] [--out DIR]
-#       [--reuse-builtins DIR] [--jobs N] [--no-tune]
+#       [--reuse-builtins DIR] [--jobs N] [--no-tune] [--flat-factors]
 # LAYOUT: block (data/platforms/PLATFORM.hostfile: node by node) or rr
 # (PLATFORM-rr.hostfile: ranks dealt round-robin over the nodes); fewer
 # ranks than the hostfile has slots leave the last node short (250 of 256:
@@ -20,6 +20,10 @@
 # --no-tune: no coll_tune; rankshape makes its own trials (dispatch.h: what
 # a program gets without a table). coll_tune measures every candidate at
 # every size, more than 30 CPU minutes a run at 256 ranks up to 4 MiB.
+# --flat-factors: SMPI's network factors set to 1 (smpi/bw-factor and
+# smpi/lat-factor), so that no gain comes from the sizes where SimGrid's
+# default factors make a message faster than its link (5.8 to 9.4 KB) or
+# its latency 11.6 times longer (from 65,472 B); not with --reuse-builtins.
 # --reuse-builtins DIR takes the selectors' columns from an earlier run's
 # raw outputs (DIR/coll_selectors/RUN/SELECTOR.csv) where they hold every
 # collective and size asked for (or SELECTOR.deadlocks lists it): they do
@@ -36,6 +40,7 @@ tune=1
 jobs=2
 out=bench/results
 reuse=
+factors=()
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -46,6 +51,7 @@ while [ $# -gt 0 ]; do
     --reuse-builtins) reuse=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --no-tune) tune=0; shift ;;
+    --flat-factors) factors=(--cfg=smpi/bw-factor:1 --cfg=smpi/lat-factor:1); shift ;;
     *) echo "coll_selectors.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -64,6 +70,10 @@ for spec in $runs; do
   done
   [[ $np =~ ^[0-9]+$ ]] || { echo "coll_selectors.sh: ranks '$np' in '$spec' is not a number" >&2; exit 2; }
 done
+if [ ${#factors[@]} -gt 0 ] && [ -n "$reuse" ]; then
+  echo "coll_selectors.sh: --flat-factors cannot reuse selector columns simulated with other factors" >&2
+  exit 2
+fi
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "coll_selectors.sh: --jobs '$jobs' is not a positive number" >&2; exit 2; }
 bazel build --config=smpi --noshow_progress //cmd:coll_tune //bench:coll_latency
 bin=$(bazel info --config=smpi bazel-bin 2>/dev/null)
@@ -78,7 +88,7 @@ smpi_status() {  # PLATFORM HOSTFILE RANKS SELECTOR LOG ARGS...
   local platform=$1 hostfile=$2 np=$3 selector=$4 log=$5
   shift 5
   smpirun -np "$np" -platform "$platform" -hostfile "$hostfile" --cfg=smpi/host-speed:1Gf \
-    --cfg=smpi/coll-selector:"$selector" --cfg=smpi/simulate-computation:no \
+    --cfg=smpi/coll-selector:"$selector" --cfg=smpi/simulate-computation:no ${factors[@]+"${factors[@]}"} \
     --log=root.thresh:warning --log=smpi_config.thresh:warning "$@" >"$log" 2>&1 ||
     { tail -n 30 "$log" >&2; echo "coll_selectors.sh: failed: $selector $*" >&2; exit 1; }
   if grep -q "Deadlock detected" "$log"; then return 3; fi
@@ -191,10 +201,16 @@ elapsed=$(($(date +%s) - start))
   echo "# Collectives against every SMPI built-in selector"
   echo
   if [ "$tune" -eq 1 ]; then how="--candidates $candidates"; else how=--no-tune; fi
+  [ ${#factors[@]} -eq 0 ] || how="$how --flat-factors"
   echo "\`bench/coll_selectors.sh --runs \"${runs//$'\n'/ }\" --collectives $collectives --sizes $sizes"
   echo "$how\` ($(date -u +%Y-%m-%d), $elapsed s of real time on this"
   echo "2-core machine). SimGrid SMPI $(smpirun -version 2>/dev/null | head -n 1 | grep -o '[0-9][0-9.]*' | head -n 1),"
-  echo "default network model, no computation simulated: times are simulated and"
+  if [ ${#factors[@]} -gt 0 ]; then
+    echo "default network model with its factors set flat (\`smpi/bw-factor:1\`, \`smpi/lat-factor:1\`),"
+    echo "no computation simulated: times are simulated and"
+  else
+    echo "default network model, no computation simulated: times are simulated and"
+  fi
   echo "deterministic, and no reduction costs time (neither the built-ins' nor rankshape's)."
   if [ "$tune" -eq 1 ]; then
     echo "Each built-in selector's native collectives; rankshape: \`dispatch.h\` with"
@@ -202,7 +218,8 @@ elapsed=$(($(date +%s) - start))
   else
     echo "Each built-in selector's native collectives; rankshape: \`dispatch.h\` without"
     echo "a table: the first call of each collective and size class times native, the"
-    echo "cost model's two best hierarchical configurations, the textbook flat algorithm"
+    echo "cost model's two best hierarchical configurations and its best with another"
+    echo "top-level algorithm than theirs, the textbook flat algorithm"
     echo "and, for allreduce, its own reduce then bcast, and keeps the fastest (\"first"
     echo "call\" is that call's time, the trial included; its native is the"
   fi
