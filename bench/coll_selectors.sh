@@ -51,7 +51,7 @@ while [ $# -gt 0 ]; do
     --reuse-builtins) reuse=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --no-tune) tune=0; shift ;;
-    --flat-factors) factors=(--cfg=smpi/bw-factor:1 --cfg=smpi/lat-factor:1); shift ;;
+    --flat-factors) factors=(--cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1); shift ;;
     *) echo "coll_selectors.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -206,7 +206,7 @@ elapsed=$(($(date +%s) - start))
   echo "$how\` ($(date -u +%Y-%m-%d), $elapsed s of real time on this"
   echo "2-core machine). SimGrid SMPI $(smpirun -version 2>/dev/null | head -n 1 | grep -o '[0-9][0-9.]*' | head -n 1),"
   if [ ${#factors[@]} -gt 0 ]; then
-    echo "default network model with its factors set flat (\`smpi/bw-factor:1\`, \`smpi/lat-factor:1\`),"
+    echo "default network model with its factors set flat (\`smpi/bw-factor:0:1\`, \`smpi/lat-factor:0:1\`),"
     echo "no computation simulated: times are simulated and"
   else
     echo "default network model, no computation simulated: times are simulated and"
