@@ -24,6 +24,8 @@
 # smpi/lat-factor), so that no gain comes from the sizes where SimGrid's
 # default factors make a message faster than its link (5.8 to 9.4 KB) or
 # its latency 11.6 times longer (from 65,472 B); not with --reuse-builtins.
+# Its run folders hold a file `factors`, and --reuse-builtins never takes
+# their columns.
 # --reuse-builtins DIR takes the selectors' columns from an earlier run's
 # raw outputs (DIR/coll_selectors/RUN/SELECTOR.csv) where they hold every
 # collective and size asked for (or SELECTOR.deadlocks lists it): they do
@@ -142,6 +144,9 @@ one_run() {  # SPEC: the selectors, then rankshape, into $work/NAME-LAYOUT-RANKS
   mkdir -p "$dir"
   cp "data/platforms/$name.xml" "$dir/platform.xml"
   echo "$np" >"$dir/ranks"
+  # The network factors simulated, so that a later --reuse-builtins takes
+  # only columns made with the default ones.
+  if [ ${#factors[@]} -gt 0 ]; then echo flat >"$dir/factors"; fi
   # Every simulated rank's buffers are real memory: 4 GiB per run.
   limit=$((4096 / np))
   local timing=(--reps 3 --min-reps 3 --warmup 1 --max-buffer-mib "$limit")
@@ -149,7 +154,8 @@ one_run() {  # SPEC: the selectors, then rankshape, into $work/NAME-LAYOUT-RANKS
   for selector in ompi mpich mvapich2 impi; do
     saved=$reuse/coll_selectors/$name-$layout-$np/$selector.csv
     # Every (collective, size) asked for measured, or known to deadlock.
-    if [ -n "$reuse" ] && [ -f "$saved" ] && python3 - "$saved" "$collectives" "$sizes" <<'PY'; then
+    if [ -n "$reuse" ] && [ -f "$saved" ] && [ ! -f "$(dirname "$saved")/factors" ] &&
+      python3 - "$saved" "$collectives" "$sizes" <<'PY'; then
 import csv, os, sys
 have = {(r["collective"], r["bytes"]) for r in csv.DictReader(open(sys.argv[1]))}
 deadlocks = sys.argv[1][:-len(".csv")] + ".deadlocks"
