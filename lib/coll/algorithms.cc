@@ -245,11 +245,6 @@ void knomial_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Com
 
 void scatter_allgather_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                              const Shape& s) {
-  const auto doubling_allgather = [](int n, MPI_Datatype t, int ranks) {
-    int size = 0;
-    check(MPI_Type_size(t, &size), "MPI_Type_size");
-    return scatter_allgather_doubles(static_cast<std::int64_t>(n) * size, ranks);
-  };
   const Layout l = layout_of(type);
   const int p = s.p, v = (s.me - root + p) % p;
   // Chunk c belongs to relative rank c; a subtree [v, v + mask) gets its
@@ -269,7 +264,7 @@ void scatter_allgather_bcast(void* buffer, int count, MPI_Datatype type, int roo
     const std::int64_t n = start(v + 2 * mask) - start(v + mask);
     if (n > 0) send_to(at(buffer, start(v + mask), l), n, type, real(v + mask), comm);
   }
-  if (doubling_allgather(count, type, p)) {
+  if (scatter_allgather_doubles(static_cast<std::int64_t>(count) * l.size, p)) {
     // Recursive doubling: in the step of `mask`, v and v ^ mask swap the
     // chunks of their aligned blocks of mask ranks (MPICH's order).
     for (mask = 1; mask < p; mask <<= 1) {

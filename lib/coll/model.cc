@@ -25,18 +25,11 @@ int log2_ceil(int n) {
 double step(const LinkCost& l, double m) { return l.alpha_at(m) + m * l.beta; }
 double busy(const LinkCost& l, double m) { return l.alpha_at(m) + m * l.loaded(); }
 
-// Latencies of the k steps of recursive halving (or doubling) of m bytes:
-// m / 2, m / 4, ... each.
+// Latencies of the k steps of recursive halving of m bytes: m / 2, m / 4,
+// ... each; recursive doubling from m bytes is the halving of m 2^k.
 double halving_latency(int k, double m, const LinkCost& l) {
   double t = 0;
   for (int i = 1; i <= k; ++i) t += l.alpha_at(m / (1 << i));
-  return t;
-}
-
-// Latencies of the k steps of recursive doubling from m bytes: m, 2 m, ...
-double doubling_latency(int k, double m, const LinkCost& l) {
-  double t = 0;
-  for (int i = 0; i < k; ++i) t += l.alpha_at(m * (1 << i));
   return t;
 }
 
@@ -299,10 +292,11 @@ double hierarchical_cost(Collective c, const Config& config, const Model& model,
         t += gather_cost(n(j), h * m, l(j));
         break;
       case Collective::kAllgather:
-        t += j < d ? gather_cost(n(j), h * m, l(j)) + bcast_cost(A::kNative, n(j), p * m, l(j), 0)
-                   : std::min((n(j) - 1) * busy(l(j), h * m),
-                              doubling_latency(log2_ceil(n(j)), h * m, l(j)) +
-                                  (n(j) - 1) * h * m * l(j).loaded());
+        t += j < d
+                 ? gather_cost(n(j), h * m, l(j)) + bcast_cost(A::kNative, n(j), p * m, l(j), 0)
+                 : std::min((n(j) - 1) * busy(l(j), h * m),
+                            halving_latency(log2_ceil(n(j)), h * m * (1 << log2_ceil(n(j))), l(j)) +
+                                (n(j) - 1) * h * m * l(j).loaded());
         break;
       case Collective::kReduceScatterBlock:
         t += j < d ? reduce_cost(A::kNative, n(j), p * m, l(j), g) + gather_cost(n(j), h * m, l(j))
