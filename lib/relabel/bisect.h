@@ -49,8 +49,10 @@ enum class CutRule {
 };
 
 /// levels: known hierarchy, finest first (levels[j][r] = group of old rank
-/// r at level j); empty: levels found in the costs (lib/model/link_load.h;
-/// up to kMaxGapItems ranks, beyond which the ranks stay in their order).
+/// r at level j), completed by the levels found in the costs above it
+/// (link_levels() in lib/model/link_load.h: racks where a measured file
+/// names only nodes; with nothing known, up to kMaxGapItems ranks, beyond
+/// which the ranks stay in their order).
 /// Inside the finest groups, groups found in their members' costs (up to
 /// kMaxGapItems members). Neither rule is best everywhere (8x8x16 over
 /// nodes of 32: kBusierPart leaves the busiest node 48 pairs out, kBothParts

@@ -326,6 +326,35 @@ TEST(StencilSearchTest, TilingRuleSettlesRacksThenNodes) {
   EXPECT_LT(tiled.stencil->levels[0].crossing_pairs, halved.stencil->levels[0].crossing_pairs);
 }
 
+// Measured costs name the nodes but not the racks (measure writes node
+// costs): bisect finds the racks in them and keeps each a box. 10x10x10 on
+// 5 racks of 5 nodes of 40 tiles as a 2x10x10 slab and four 8x5x5 pillars
+// (busiest rack 105 pairs out); blind to the racks it left one 208.
+TEST(StencilSearchTest, BisectFindsRacksAboveKnownNodes) {
+  StructuredSpec s;
+  s.cores_per_node = 40;
+  s.core_costs.assign(40 * 40, 1);
+  for (int c = 0; c < 40; ++c) s.core_costs[static_cast<std::size_t>(c) * 40 + c] = 0;
+  s.nodes = 25;
+  s.node_costs.assign(25 * 25, 0);
+  for (int a = 0; a < 25; ++a) {
+    for (int b = 0; b < 25; ++b) {
+      if (a != b) s.node_costs[static_cast<std::size_t>(a) * 25 + b] = a / 5 == b / 5 ? 10 : 40;
+    }
+  }
+  for (int slot = 0; slot < 1000; ++slot) s.ranks.push_back({slot / 40, slot % 40});
+  const StructuredCosts c(std::move(s));
+  ASSERT_EQ(machine_levels(c).size(), 1u);  // the nodes only
+  std::vector<int> rack_of(1000);
+  for (int r = 0; r < 1000; ++r) rack_of[r] = r / 200;
+  const Grid g({10, 10, 10});
+  const Evaluation e = evaluate(c, g, bisect_on(c, g, "stencil", CutRule::kBoxes),
+                                spec_for(c, "stencil", {machine_levels(c)[0], rack_of}));
+  EXPECT_EQ(e.stencil->levels[1].busiest_pairs, 105);
+  EXPECT_EQ(e.stencil->levels[1].crossing_pairs, 260);
+  EXPECT_EQ(e.stencil->levels[0].busiest_pairs, 68);
+}
+
 TEST(StencilSearchTest, BisectRefusesMismatchedInput) {
   const StructuredCosts c = machine(1, 2, 4);
   EXPECT_THROW(bisect(c, Stencil(StencilSpec{}, Grid({3, 3})), {}), std::invalid_argument);
