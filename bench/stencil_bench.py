@@ -470,6 +470,190 @@ def time_part(a):
     return rows
 
 
+# The rack trade-off (--parts racks): the quality case 3d-10x10x10-40 on
+# the simulated machine of its shape, its stencil not periodic as there.
+RACKS_PLATFORM = ("lvl3-rack5-node5-core40", 1000, "10x10x10", "stencil")
+# Peers whose labellings are node boxes; the racks part also times each with
+# its boxes regrouped into racks.
+NODE_BOX_PEERS = ["nodecart-style", "hyperplane", "kd-tree"]
+
+
+def stencil_neighbours(dims, periods):
+    """For every grid position (row-major), its face neighbours."""
+    p = math.prod(dims)
+    strides = [math.prod(dims[k + 1:]) for k in range(len(dims))]
+    out = []
+    for x in range(p):
+        c = [(x // strides[k]) % dims[k] for k in range(len(dims))]
+        ns = []
+        for k in range(len(dims)):
+            for step in (-1, 1):
+                v = c[k] + step
+                if 0 <= v < dims[k] or periods[k]:
+                    ns.append(x + ((v % dims[k]) - c[k]) * strides[k])
+        out.append(ns)
+    return out
+
+
+def regroup_into_racks(perm, node_of, rack_of_node, neighbours, seed=1, starts=200):
+    """perm with its node boxes (the grid positions on one node) moved
+    whole onto the nodes of racks chosen so that the busiest rack sends the
+    fewest neighbour messages out (then the fewest in all): best of `starts`
+    local searches that swap boxes between racks. What a node-aware peer
+    would give if it also knew the racks; each box's positions take its new
+    node's ranks in rank order."""
+    import random
+    boxes = sorted(set(node_of[r] for r in perm))
+    box_at = [node_of[r] for r in perm]
+    weight = {}
+    for x, ns in enumerate(neighbours):
+        for y in ns:
+            if box_at[x] != box_at[y]:
+                key = (box_at[x], box_at[y])
+                weight[key] = weight.get(key, 0) + 1
+    racks = sorted(set(rack_of_node.values()))
+    nodes_in = {k: sorted(n for n in boxes if rack_of_node[n] == k) for k in racks}
+
+    def score(rack):
+        load = dict.fromkeys(racks, 0)
+        for (u, v), w in weight.items():
+            if rack[u] != rack[v]:
+                load[rack[u]] += w
+        return max(load.values()), sum(load.values())
+
+    rng = random.Random(seed)
+    best = None
+    for _ in range(starts):
+        slots = [k for k in racks for _ in nodes_in[k]]
+        rng.shuffle(slots)
+        rack = dict(zip(boxes, slots))
+        current = score(rack)
+        improved = True
+        while improved:
+            improved = False
+            for i, u in enumerate(boxes):
+                for v in boxes[i + 1:]:
+                    if rack[u] == rack[v]:
+                        continue
+                    rack[u], rack[v] = rack[v], rack[u]
+                    trial = score(rack)
+                    if trial < current:
+                        current, improved = trial, True
+                    else:
+                        rack[u], rack[v] = rack[v], rack[u]
+        if best is None or current < best[0]:
+            best = (current, dict(rack))
+    rack = best[1]
+    free = {k: list(nodes_in[k]) for k in racks}
+    target = {}
+    for u in boxes:
+        target[u] = free[rack[u]].pop(0)
+    ranks_on = {}
+    for r, n in enumerate(node_of):
+        ranks_on.setdefault(n, []).append(r)
+    taken = dict.fromkeys(boxes, 0)
+    out = []
+    for u in box_at:
+        out.append(ranks_on[target[u]][taken[u]])
+        taken[u] += 1
+    return out
+
+
+def racks_part(a):
+    """The rack trade-off of 3d-10x10x10-40 in simulated time: every
+    ordering of the time part, and the node-box peers' labellings with their
+    boxes regrouped into racks, on lvl3-rack5-node5-core40 (block), the
+    stencil not periodic."""
+    platform, np_, grid, pattern = RACKS_PLATFORM
+    hostfile = platform + ".hostfile"
+    d = os.path.join(a.out, "stencil", "racks")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "commit.txt"), "w") as f:
+        f.write(source_commit() + "\n")
+    measured = os.path.join(d, "measured")
+    costs = os.path.join(measured, "costs.txt")
+    if not (a.reuse_measured and os.path.exists(costs)):
+        seconds = smpi(a, platform, hostfile, np_,
+                       [os.path.join(a.smpi_bin, "measure"), "--out", measured, "--mode",
+                        "hierarchical", "--sizes", "8,65536", "--reps", "3"],
+                       os.path.join(d, "measure.log"))
+        print("racks: costs measured in %.0f s" % seconds, flush=True)
+    node_file = os.path.join(d, "nodes.txt")
+    node_of = node_file_from_placement(os.path.join(measured, "placement.txt"), node_file)
+    # Hosts of the platform are r<rack>n<node>.
+    rack_of_node = {}
+    for line in open(os.path.join(measured, "placement.txt")):
+        if line.strip() and not line.startswith("#"):
+            rank, host, _ = line.split()
+            rack_of_node[node_of[int(rank)]] = int(host[1:host.index("n")])
+    orderings = orderings_for(a, d, grid, pattern, costs, node_file, node_of)
+    dims = dims_of(grid)
+    neighbours = stencil_neighbours(dims, stencil_periods(pattern, len(dims)))
+    names = [n for n in ORDERINGS if n in orderings and orderings[n][0]]
+    for n in NODE_BOX_PEERS:
+        if n not in names:
+            continue
+        perm = [int(x) for x in open(orderings[n][0]) if not x.startswith("#")]
+        path = os.path.join(d, n + "+racks.perm")
+        write_perm(path, regroup_into_racks(perm, node_of, rack_of_node, neighbours),
+                   n + ", node boxes regrouped into racks")
+        names.append(n + "+racks")
+        orderings[n + "+racks"] = (path, 0.0, "")
+    cmd = [os.path.join(a.bin, "evaluate"), "--costs", costs, "--grid", grid, "--pattern", pattern,
+           "--json", os.path.join(d, "evaluate.json")]
+    for n in names[1:]:
+        cmd += ["--perm", orderings[n][0]]
+    run(cmd, os.path.join(d, "evaluate.log"))
+    evals = dict(zip(names, json.load(open(os.path.join(d, "evaluate.json")))["labellings"]))
+    cmd = [os.path.join(a.smpi_bin, "halo_bench"), "--grid", grid, "--pattern", pattern,
+           "--bytes", ",".join(map(str, TIME_BYTES)), "--reps", str(a.reps), "--warmup", "1",
+           "--out", os.path.join(d, "halo.csv")]
+    for n in names:
+        cmd += ["--labelling", "%s=%s" % (n, orderings[n][0])]
+    seconds = smpi(a, platform, hostfile, np_, cmd, os.path.join(d, "halo.log"))
+    print("racks: %d orderings simulated in %.0f s" % (len(names), seconds), flush=True)
+    times = {}
+    for r in csv.DictReader(open(os.path.join(d, "halo.csv"))):
+        times[(r["labelling"], r["bytes"])] = float(r["seconds"])
+    commit = open(os.path.join(d, "commit.txt")).read().strip()
+    rows = []
+    for n in names:
+        e = evals[n]
+        rows.append({"ordering": n, "objective": e["objective"],
+                     "node_pairs": level(e, 0, "crossing_pairs"),
+                     "busiest_node": level(e, 0, "busiest_pairs"),
+                     "rack_pairs": level(e, 1, "crossing_pairs"),
+                     "busiest_rack": level(e, 1, "busiest_pairs"),
+                     "seconds_64k": times[(n, "65536")], "seconds_1m": times[(n, "1048576")],
+                     "run": commit})
+    write_csv(os.path.join(a.out, "stencil_racks.csv"), rows)
+    mine = rows[names.index("rankshape-stencil")]
+    lines = ["# The rack trade-off in simulated time", "",
+             "Written by `bench/stencil_bench.sh --parts racks` (%s, tools built at %s), "
+             "SimGrid %s." % (time.strftime("%Y-%m-%d"), commit, smpi_version()),
+             "The quality case 3d-10x10x10-40 (`stencil_quality.md`: 5 racks of 5 nodes of 40,",
+             "10x10x10, stencil not periodic) on the simulated machine of its shape,",
+             "`%s` with block placement (%d ranks): costs measured in the simulation," % (
+                 platform, np_),
+             "every ordering computed from them, all timed in one simulation (one halo step,",
+             "slowest rank's mean over %d steps after one untimed, in simulated ms)." % a.reps,
+             "`+racks`: the peer's node boxes moved whole onto the nodes of racks chosen so that",
+             "the busiest rack sends the fewest neighbour messages out (best of 200 local",
+             "searches), which the peers, knowing nodes only, cannot do themselves.", "",
+             "| ordering | objective | node pairs | busiest node | rack pairs | busiest rack | "
+             "64 KiB | 1 MiB | time / rankshape (1 MiB) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append("| %s | %.4g | %s | %s | %s | %s | %.4g | %.4g | %.2f |" % (
+            r["ordering"], r["objective"], r["node_pairs"], r["busiest_node"], r["rack_pairs"],
+            r["busiest_rack"], 1e3 * r["seconds_64k"], 1e3 * r["seconds_1m"],
+            r["seconds_1m"] / mine["seconds_1m"]))
+    objectives = [r["objective"] for r in rows]
+    rhos = ["%.3f" % spearman(objectives, [r[k] for r in rows]) for k in ("seconds_64k", "seconds_1m")]
+    lines += ["", "Spearman between the objective and the time: %s (64 KiB), %s (1 MiB)." % tuple(rhos)]
+    write_lines(os.path.join(a.out, "stencil_racks.md"), lines)
+
+
 def source_commit():
     """The commit the tools were built from (with '+' for uncommitted
     changes), for the tables' provenance."""
@@ -613,7 +797,8 @@ def main():
     p.add_argument("--peers", help="folder with mpicartreorder_driver and nodecart_driver")
     p.add_argument("--out", default="bench/results")
     p.add_argument("--parts", default="quality,time",
-                   help="quality, time, or table (rebuild the time tables from --from)")
+                   help="quality, time, racks (the rack trade-off in simulated time), or table "
+                        "(rebuild the time tables from --from)")
     p.add_argument("--from", dest="sources", default="",
                    help="with --parts table: output folders of earlier time runs (default --out)")
     p.add_argument("--cases", default="", help="quality cases to run (default all)")
@@ -634,8 +819,8 @@ def main():
         sys.exit("stencil_bench: --stencils: unknown %s (2d-5point, 3d-7point)" % ", ".join(sorted(unknown)))
     parts = a.parts.split(",")
     for part in parts:
-        if part not in ("quality", "time", "table"):
-            sys.exit("stencil_bench: --parts takes quality, time and table, got '%s'" % part)
+        if part not in ("quality", "time", "racks", "table"):
+            sys.exit("stencil_bench: --parts takes quality, time, racks and table, got '%s'" % part)
     if a.peers:
         for tool in ("mpicartreorder_driver", "nodecart_driver"):
             if not os.access(os.path.join(a.peers, tool), os.X_OK):
@@ -647,6 +832,8 @@ def main():
         quality(a)
     if "time" in parts:
         time_part(a)
+    if "racks" in parts:
+        racks_part(a)
     if "table" in parts:
         a.sources = [d for d in a.sources.split(",") if d] or [a.out]
         table_part(a)

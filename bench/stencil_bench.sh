@@ -4,7 +4,7 @@
 # (mpicartreorderlib's STENCIL_STRIPS, HYPERPLANE and KD_TREE; Gropp's
 # nodecart; Scotch, Debian's, mapping the stencil graph), side by side in
 # one run.
-#   bench/stencil_bench.sh [--peers DIR] [--out DIR] [--parts quality,time]
+#   bench/stencil_bench.sh [--peers DIR] [--out DIR] [--parts quality,time,racks]
 #                          [--cases NAME,...] [--configs NAME,...] [--reps R]
 #                          [--stencils 2d-5point,3d-7point] [--reuse-measured]
 #   bench/stencil_bench.sh --parts table --out DIR --from DIR1,DIR2,...
@@ -27,6 +27,11 @@
 #   platform, placement and stencil; Spearman's rank correlation between the
 #   stencil objective and the simulated step time is computed across the
 #   orderings. Simulated times are deterministic.
+# racks: the rack trade-off of the quality case 3d-10x10x10-40 in simulated
+#   time: on lvl3-rack5-node5-core40 (5 racks of 5 nodes of 40, block), its
+#   stencil not periodic, every ordering of the time part and the node-box
+#   peers' labellings with their boxes regrouped into racks, in one
+#   simulation (a few minutes; writes DIR/stencil_racks.{csv,md}).
 # --peers DIR: a folder with the peers' drivers, mpicartreorder_driver and
 #   nodecart_driver, which compute offline the labelling each peer's
 #   MPI_Cart_create would return for a grid and a node membership (a file

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of bench/stencil_bench.py's own logic: the nodecart-style baseline,
-Spearman's correlation, the peers' stencil, the periods of a pattern and
-the time tables rebuilt from earlier runs' outputs."""
+Spearman's correlation, the peers' stencil, the periods of a pattern, the
+time tables rebuilt from earlier runs' outputs and the racks part's
+regrouping of a peer's node boxes."""
 import csv
 import json
 import os
@@ -115,6 +116,38 @@ class TablePart(unittest.TestCase):
                 sb.table_part(a)
             self.assertIn("found no time outputs", str(e.exception))
 
+
+
+class RackRegrouping(unittest.TestCase):
+    def test_neighbours_with_and_without_periods(self):
+        self.assertEqual(sb.stencil_neighbours([2, 3], [0, 0])[0], [3, 1])
+        self.assertEqual(sorted(sb.stencil_neighbours([2, 3], [0, 1])[0]), [1, 2, 3])
+        self.assertEqual(sum(len(ns) for ns in sb.stencil_neighbours([4, 4], [1, 1])), 64)
+
+    def test_boxes_move_whole_and_racks_get_neighbouring_boxes(self):
+        # 1x8 grid, 8 nodes of 1 rank, 2 racks of 4; the peer put the nodes
+        # on the grid alternating between the racks: 7 pairs cross racks.
+        node_of = list(range(8))
+        rack_of_node = {n: n // 4 for n in range(8)}
+        perm = [0, 4, 1, 5, 2, 6, 3, 7]
+        out = sb.regroup_into_racks(perm, node_of, rack_of_node,
+                                    sb.stencil_neighbours([1, 8], [0, 0]), starts=5)
+        self.assertEqual(sorted(out), list(range(8)))
+        racks = [rack_of_node[node_of[r]] for r in out]
+        crossing = sum(racks[x] != racks[x + 1] for x in range(7))
+        self.assertEqual(crossing, 1)  # two halves of 4
+
+    def test_a_box_keeps_its_positions_together(self):
+        # 2x4 grid, 4 nodes of 2 ranks (columns as boxes), 2 racks of 2 nodes.
+        node_of = [r // 2 for r in range(8)]
+        rack_of_node = {n: n // 2 for n in range(4)}
+        perm = [0, 2, 4, 6, 1, 3, 5, 7]  # column k holds node k's two ranks
+        out = sb.regroup_into_racks(perm, node_of, rack_of_node,
+                                    sb.stencil_neighbours([2, 4], [0, 0]), starts=5)
+        for col in range(4):
+            self.assertEqual(node_of[out[col]], node_of[out[4 + col]])
+        racks = [rack_of_node[node_of[out[c]]] for c in range(4)]
+        self.assertEqual(sum(racks[c] != racks[c + 1] for c in range(3)), 1)
 
 if __name__ == "__main__":
     unittest.main()
