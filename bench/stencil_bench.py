@@ -651,6 +651,10 @@ def racks_part(a):
     objectives = [r["objective"] for r in rows]
     rhos = ["%.3f" % spearman(objectives, [r[k] for r in rows]) for k in ("seconds_64k", "seconds_1m")]
     lines += ["", "Spearman between the objective and the time: %s (64 KiB), %s (1 MiB)." % tuple(rhos)]
+    missing = ["%s (%s)" % (n, orderings[n][2]) for n in ORDERINGS
+               if n in orderings and not orderings[n][0]]
+    if missing:
+        lines += ["", "No labelling: " + "; ".join(missing) + "."]
     write_lines(os.path.join(a.out, "stencil_racks.md"), lines)
 
 
