@@ -401,6 +401,32 @@ def smpi(a, platform, hostfile, np_, cmd, log):
     return seconds
 
 
+def measure_costs(a, platform, hostfile, np_, d):
+    """Measures the platform's costs in the simulation into d/measured (or
+    keeps an earlier measurement there with --reuse-measured); returns the
+    cost file and the seconds taken (None when kept)."""
+    measured = os.path.join(d, "measured")
+    costs = os.path.join(measured, "costs.txt")
+    if a.reuse_measured and os.path.exists(costs):
+        return costs, None
+    seconds = smpi(a, platform, hostfile, np_,
+                   [os.path.join(a.smpi_bin, "measure"), "--out", measured, "--mode",
+                    "hierarchical", "--sizes", "8,65536", "--reps", "3"],
+                   os.path.join(d, "measure.log"))
+    return costs, seconds
+
+
+def time_halo(a, platform, hostfile, np_, grid, pattern, labellings, d):
+    """Times one halo step of every (name, perm file) in one simulation,
+    faces of TIME_BYTES, into d/halo.csv; returns the seconds taken."""
+    cmd = [os.path.join(a.smpi_bin, "halo_bench"), "--grid", grid, "--pattern", pattern,
+           "--bytes", ",".join(map(str, TIME_BYTES)), "--reps", str(a.reps), "--warmup", "1",
+           "--out", os.path.join(d, "halo.csv")]
+    for name, path in labellings:
+        cmd += ["--labelling", "%s=%s" % (name, path)]
+    return smpi(a, platform, hostfile, np_, cmd, os.path.join(d, "halo.log"))
+
+
 def check_map_count(a):
     """SMPI's shared malloc maps every face buffer of every simulated rank
     (two per neighbour, one mapping per MiB): 4,096 ranks of a 7-point
@@ -433,16 +459,12 @@ def time_part(a):
                 f.write(source_commit() + "\n")
             with open(os.path.join(d, "reps.txt"), "w") as f:
                 f.write("%d\n" % a.reps)
-            measured = os.path.join(d, "measured")
-            costs = os.path.join(measured, "costs.txt")
-            if a.reuse_measured and os.path.exists(costs):
+            costs, seconds = measure_costs(a, platform, hostfile, np_, d)
+            measured = os.path.dirname(costs)
+            if seconds is None:
                 print("time %s: costs from an earlier measurement in %s" % (config, measured),
                       flush=True)
             else:
-                seconds = smpi(a, platform, hostfile, np_,
-                               [os.path.join(a.smpi_bin, "measure"), "--out", measured, "--mode",
-                                "hierarchical", "--sizes", "8,65536", "--reps", "3"],
-                               os.path.join(d, "measure.log"))
                 print("time %s: costs measured in %.0f s" % (config, seconds), flush=True)
             node_file = os.path.join(d, "nodes.txt")
             node_of = node_file_from_placement(os.path.join(measured, "placement.txt"), node_file)
@@ -455,12 +477,8 @@ def time_part(a):
                 orderings = orderings_for(a, sd, grid, pattern, costs, node_file, node_of)
                 evaluate_all(a, sd, grid, pattern, costs, orderings)
                 timed = [n for n in ORDERINGS if n in orderings and orderings[n][0]]
-                cmd = [os.path.join(a.smpi_bin, "halo_bench"), "--grid", grid, "--pattern", pattern,
-                       "--bytes", ",".join(map(str, TIME_BYTES)), "--reps", str(a.reps),
-                       "--warmup", "1", "--out", os.path.join(sd, "halo.csv")]
-                for n in timed:
-                    cmd += ["--labelling", "%s=%s" % (n, orderings[n][0])]
-                seconds = smpi(a, platform, hostfile, np_, cmd, os.path.join(sd, "halo.log"))
+                seconds = time_halo(a, platform, hostfile, np_, grid, pattern,
+                                    [(n, orderings[n][0]) for n in timed], sd)
                 print("time %s %s: %d orderings simulated in %.0f s" % (config, shape, len(timed), seconds),
                       flush=True)
             rows += config_rows(d, platform, np_, placement, grid2, grid3)
@@ -570,13 +588,9 @@ def racks_part(a):
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "commit.txt"), "w") as f:
         f.write(source_commit() + "\n")
-    measured = os.path.join(d, "measured")
-    costs = os.path.join(measured, "costs.txt")
-    if not (a.reuse_measured and os.path.exists(costs)):
-        seconds = smpi(a, platform, hostfile, np_,
-                       [os.path.join(a.smpi_bin, "measure"), "--out", measured, "--mode",
-                        "hierarchical", "--sizes", "8,65536", "--reps", "3"],
-                       os.path.join(d, "measure.log"))
+    costs, seconds = measure_costs(a, platform, hostfile, np_, d)
+    measured = os.path.dirname(costs)
+    if seconds is not None:
         print("racks: costs measured in %.0f s" % seconds, flush=True)
     node_file = os.path.join(d, "nodes.txt")
     node_of = node_file_from_placement(os.path.join(measured, "placement.txt"), node_file)
@@ -605,12 +619,8 @@ def racks_part(a):
         cmd += ["--perm", orderings[n][0]]
     run(cmd, os.path.join(d, "evaluate.log"))
     evals = dict(zip(names, json.load(open(os.path.join(d, "evaluate.json")))["labellings"]))
-    cmd = [os.path.join(a.smpi_bin, "halo_bench"), "--grid", grid, "--pattern", pattern,
-           "--bytes", ",".join(map(str, TIME_BYTES)), "--reps", str(a.reps), "--warmup", "1",
-           "--out", os.path.join(d, "halo.csv")]
-    for n in names:
-        cmd += ["--labelling", "%s=%s" % (n, orderings[n][0])]
-    seconds = smpi(a, platform, hostfile, np_, cmd, os.path.join(d, "halo.log"))
+    seconds = time_halo(a, platform, hostfile, np_, grid, pattern,
+                        [(n, orderings[n][0]) for n in names], d)
     print("racks: %d orderings simulated in %.0f s" % (len(names), seconds), flush=True)
     times = {}
     for r in csv.DictReader(open(os.path.join(d, "halo.csv"))):
