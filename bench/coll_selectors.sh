@@ -230,7 +230,8 @@ elapsed=$(($(date +%s) - start))
     echo "call\" is that call's time, the trial included; its native is the"
   fi
   echo "\`ompi\` selector's native call). Times: median of 3 repetitions (after 1"
-  echo "warm-up) of the slowest rank. Bytes: per message. The link bound:"
+  echo "warm-up) of the slowest rank. Bytes: per message, or per block (allgather,"
+  echo "reduce_scatter_block; sizes whose buffers pass 4 GiB over all ranks are left out). The link bound:"
   echo "\`bench/coll_selectors.py\`; \"% of bound\" is bound / time. \"predicted\": the cost"
   echo "model's price of rankshape's choice (\`lib/coll/model.h\`; native: its best flat algorithm)."
   [ -z "$reuse" ] || echo "Selector columns found in \`$reuse\` were reused (\`--reuse-builtins\`)."

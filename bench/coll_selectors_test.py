@@ -124,7 +124,7 @@ class ReportTest(unittest.TestCase):
             # 1.05 is not over the goal; the bound is 1573 us, 75% of 2.1 ms
             # (79% of mvapich2's 2 ms).
             self.assertIn("| tiny | 1 | 1.05 (bcast 1 MiB) | 0 | bcast 1 MiB 1.90x, 75% (79%) |"
-                          " none |", md)
+                          " none (0 compared) |", md)
             self.assertIn("1572.9 | 75%", md)
             # The first call (its trial included) is shown beside the choice.
             self.assertIn("| hierarchical levels=native,chain | 30100.0 | 1400.0 |", md)
@@ -145,7 +145,25 @@ class ReportTest(unittest.TestCase):
             out_md = os.path.join(d, "o.md")
             subprocess.run([PYTHON, SCRIPT, os.path.join(d, "o.csv"), out_md,
                             os.path.join(d, "h.md"), "r=" + run], check=True)
-            self.assertIn("| 1 KiB (1.17x) |", read(out_md))
+            self.assertIn("| 1 KiB (1.17x reduce + bcast) (1 compared) |", read(out_md))
+
+    def test_allreduce_against_reduce_scatter_then_allgather(self):
+        # 8 ranks: an allreduce of 1 KiB against blocks of 128 B.
+        with tempfile.TemporaryDirectory() as d:
+            run = two_level_run(d)
+            rows = [("allreduce", 1024, 3.0), ("reduce", 1024, 2.0), ("bcast", 1024, 2.0),
+                    ("reduce_scatter_block", 128, 1.0), ("allgather", 128, 1.5),
+                    ("allreduce", 8, 1.0)]  # 8 B: no whole blocks, not compared
+            header = "collective,bytes,mode,label,seconds,choice\n"
+            write(os.path.join(run, "ompi.csv"), header + "".join(
+                f"{c},{b},native,ompi,{t},\n" for c, b, t in rows))
+            write(os.path.join(run, "rankshape.csv"), header + "".join(
+                f"{c},{b},rankshape,rankshape,{t},native\n" for c, b, t in rows))
+            write(os.path.join(d, "h.md"), "# t\n")
+            out_md = os.path.join(d, "o.md")
+            subprocess.run([PYTHON, SCRIPT, os.path.join(d, "o.csv"), out_md,
+                            os.path.join(d, "h.md"), "r=" + run], check=True)
+            self.assertIn("| 1 KiB (1.20x reduce_scatter + allgather) (2 compared) |", read(out_md))
 
     def test_a_selector_that_deadlocked_is_named_and_left_out(self):
         with tempfile.TemporaryDirectory() as d:

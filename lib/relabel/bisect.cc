@@ -757,12 +757,11 @@ Labelling bisect(const Costs& costs, const Stencil& stencil,
                                   " ranks, expected " + std::to_string(p));
     }
   }
-  // The known levels, then those the costs show above them: measured costs
-  // name the nodes but not the racks, and a split that cannot see the
-  // racks cannot keep them boxes (10x10x10 on 5 racks of 5 nodes of 40:
-  // busiest rack 208 pairs out instead of 105).
-  // The known levels keep their group numbers: the order of a torus's
-  // nodes seeds how they are paired.
+  // The known levels (their group numbers kept: the order of a torus's
+  // nodes seeds how they are paired), then those the costs show above
+  // them: measured costs name the nodes but not the racks, and a split
+  // that cannot see the racks cannot keep them boxes (10x10x10 on 5 racks
+  // of 5 nodes of 40: busiest rack 208 pairs out instead of 105).
   std::vector<std::vector<int>> known = levels;
   for (LinkLevel& level : link_levels(costs, levels)) {
     if (level.detected) known.push_back(std::move(level.group_of));
