@@ -7,6 +7,7 @@ for SMPI). See that script for what is measured; this file holds the cases,
 runs them and writes the tables.
 """
 import argparse
+import collections
 import csv
 import json
 import math
@@ -519,8 +520,10 @@ def regroup_into_racks(perm, node_of, rack_of_node, neighbours, seed=1, starts=2
     fewest neighbour messages out (then the fewest in all): best of `starts`
     local searches that swap boxes between racks. What a node-aware peer
     would give if it also knew the racks; each box's positions take its new
-    node's ranks in rank order."""
+    node's ranks in rank order. Nodes must be of one size."""
     import random
+    if len(set(collections.Counter(node_of).values())) != 1:
+        sys.exit("stencil_bench: regrouping boxes into racks needs nodes of one size")
     boxes = sorted(set(node_of[r] for r in perm))
     box_at = [node_of[r] for r in perm]
     weight = {}
@@ -659,7 +662,8 @@ def racks_part(a):
             r["busiest_rack"], 1e3 * r["seconds_64k"], 1e3 * r["seconds_1m"],
             r["seconds_1m"] / mine["seconds_1m"]))
     objectives = [r["objective"] for r in rows]
-    rhos = ["%.3f" % spearman(objectives, [r[k] for r in rows]) for k in ("seconds_64k", "seconds_1m")]
+    rhos = [spearman(objectives, [r[k] for r in rows]) for k in ("seconds_64k", "seconds_1m")]
+    rhos = ["%.3f" % rho if rho is not None else "-" for rho in rhos]  # None: a constant side
     lines += ["", "Spearman between the objective and the time: %s (64 KiB), %s (1 MiB)." % tuple(rhos)]
     missing = ["%s (%s)" % (n, orderings[n][2]) for n in ORDERINGS
                if n in orderings and not orderings[n][0]]

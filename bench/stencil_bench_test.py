@@ -137,6 +137,12 @@ class RackRegrouping(unittest.TestCase):
         crossing = sum(racks[x] != racks[x + 1] for x in range(7))
         self.assertEqual(crossing, 1)  # two halves of 4
 
+    def test_nodes_of_unequal_size_are_refused(self):
+        with self.assertRaises(SystemExit) as e:
+            sb.regroup_into_racks([0, 1, 2], [0, 0, 1], {0: 0, 1: 1},
+                                  sb.stencil_neighbours([1, 3], [0, 0]))
+        self.assertIn("nodes of one size", str(e.exception))
+
     def test_a_box_keeps_its_positions_together(self):
         # 2x4 grid, 4 nodes of 2 ranks (columns as boxes), 2 racks of 2 nodes.
         node_of = [r // 2 for r in range(8)]
