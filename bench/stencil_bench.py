@@ -274,9 +274,10 @@ def orderings_for(a, d, grid, pattern, costs, node_file, node_of):
     return out
 
 
-def evaluate_all(a, d, grid, pattern, costs, orderings):
-    """{name: evaluation} under the case's stencil, from evaluate's JSON."""
-    names = [n for n in ORDERINGS if n in orderings and orderings[n][0] and n != "identity"]
+def evaluate_all(a, d, grid, pattern, costs, orderings, order=ORDERINGS):
+    """{name: evaluation} under the case's stencil, from evaluate's JSON, for
+    the orderings named in `order` that have a labelling."""
+    names = [n for n in order if n in orderings and orderings[n][0] and n != "identity"]
     cmd = [os.path.join(a.bin, "evaluate"), "--costs", costs, "--grid", grid, "--pattern", pattern,
            "--json", os.path.join(d, "evaluate.json")]
     for n in names:
@@ -616,12 +617,7 @@ def racks_part(a):
                    n + ", node boxes regrouped into racks")
         names.append(n + "+racks")
         orderings[n + "+racks"] = (path, 0.0, "")
-    cmd = [os.path.join(a.bin, "evaluate"), "--costs", costs, "--grid", grid, "--pattern", pattern,
-           "--json", os.path.join(d, "evaluate.json")]
-    for n in names[1:]:
-        cmd += ["--perm", orderings[n][0]]
-    run(cmd, os.path.join(d, "evaluate.log"))
-    evals = dict(zip(names, json.load(open(os.path.join(d, "evaluate.json")))["labellings"]))
+    evals = evaluate_all(a, d, grid, pattern, costs, orderings, names)
     seconds = time_halo(a, platform, hostfile, np_, grid, pattern,
                         [(n, orderings[n][0]) for n in names], d)
     print("racks: %d orderings simulated in %.0f s" % (len(names), seconds), flush=True)
