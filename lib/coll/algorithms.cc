@@ -67,7 +67,7 @@ struct Names {
   Algorithm algorithm;
   std::string_view name;
 };
-constexpr std::array<Names, 8> kNames = {{
+constexpr std::array<Names, 9> kNames = {{
     {Algorithm::kNative, "native"},
     {Algorithm::kBinomial, "binomial"},
     {Algorithm::kKnomial, "knomial"},
@@ -76,6 +76,7 @@ constexpr std::array<Names, 8> kNames = {{
     {Algorithm::kRecursiveDoubling, "recursive-doubling"},
     {Algorithm::kRing, "ring"},
     {Algorithm::kRabenseifner, "rabenseifner"},
+    {Algorithm::kRecursiveHalving, "recursive-halving"},
 }};
 
 struct Layout {
@@ -657,6 +658,61 @@ void rabenseifner_reduce(const void* send_buffer, void* recv_buffer, int count, 
   hand_to_root(work.get(), recv_buffer, count, type, l, s.me == head, is_root, head, root, comm);
 }
 
+// ---- allgather and reduce_scatter_block -----------------------------------
+
+bool power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
+
+// Block i of a buffer of blocks of `count` elements.
+char* block(void* base, int i, int count, const Layout& l) {
+  return at(base, static_cast<std::int64_t>(i) * count, l);
+}
+
+// Recursive doubling (p a power of two), nearest partner first: at
+// distance d a rank swaps the d blocks it holds for its partner's d.
+void recursive_doubling_allgather(void* recv, int count, MPI_Datatype type, MPI_Comm comm,
+                                  const Shape& s, const Layout& l) {
+  for (int mask = 1; mask < s.p; mask <<= 1) {
+    const int partner = s.me ^ mask;
+    const std::int64_t n = static_cast<std::int64_t>(mask) * count;
+    exchange(block(recv, s.me & ~(mask - 1), count, l), n, partner,
+             block(recv, partner & ~(mask - 1), count, l), n, partner, type, comm);
+  }
+}
+
+// The ring: at step i a rank passes on to its right the block it got at
+// step i - 1 (its own first).
+void ring_allgather(void* recv, int count, MPI_Datatype type, MPI_Comm comm, const Shape& s,
+                    const Layout& l) {
+  const int right = (s.me + 1) % s.p, left = (s.me - 1 + s.p) % s.p;
+  for (int i = 0; i < s.p - 1; ++i) {
+    const int out = (s.me - i + s.p) % s.p, in = (s.me - i - 1 + s.p) % s.p;
+    exchange(block(recv, out, count, l), count, right, block(recv, in, count, l), count, left, type,
+             comm);
+  }
+}
+
+// Recursive halving (p a power of two, a commutative op), farthest partner
+// first, the mirror of recursive doubling's allgather: at distance d a rank
+// keeps the half of its d * 2 blocks that holds its own block, adding in
+// the partner's copy of it, and gives away the other half.
+void recursive_halving_reduce_scatter(const void* in, void* recv, int count, MPI_Datatype type,
+                                      MPI_Op op, MPI_Comm comm, const Shape& s, const Layout& l) {
+  const std::int64_t total = static_cast<std::int64_t>(s.p) * count;
+  TypedBuffer work(total, l), scratch(total / 2, l);
+  copy(in, work.get(), total, type, l);
+  int lo = 0;
+  for (int mask = s.p / 2; mask > 0; mask >>= 1) {
+    const bool upper = (s.me & mask) != 0;
+    const int keep = upper ? lo + mask : lo, give = upper ? lo : lo + mask;
+    const std::int64_t n = static_cast<std::int64_t>(mask) * count;
+    exchange(block(work.get(), give, count, l), n, s.me ^ mask, scratch.get(), n, s.me ^ mask, type,
+             comm);
+    combine(scratch.get(), block(work.get(), keep, count, l), n, type, op);
+    lo = keep;
+  }
+  copy(block(work.get(), s.me, count, l), recv, count, type, l);  // lo == s.me
+}
+
 }  // namespace
 
 std::string_view algorithm_name(Algorithm a) {
@@ -778,6 +834,53 @@ void level_allreduce(Algorithm a, const void* send, void* recv, int count, MPI_D
       rabenseifner_allreduce(recv, count, type, op, comm, s);
       break;
   }
+}
+
+void level_allgather(Algorithm a, const void* send, int send_count, MPI_Datatype send_type,
+                     void* recv, int recv_count, MPI_Datatype recv_type, MPI_Comm comm) {
+  if (a != Algorithm::kNative && a != Algorithm::kRecursiveDoubling && a != Algorithm::kRing) {
+    not_for(a, "allgather");
+  }
+  if (a == Algorithm::kNative) {
+    check(MPI_Allgather(send, send_count, send_type, recv, recv_count, recv_type, comm),
+          "MPI_Allgather");
+    return;
+  }
+  const Shape s = shape_of(comm);
+  check_arguments(recv_count, std::nullopt, s, "level_allgather");
+  if (recv_count == 0) return;
+  const Layout l = layout_of(recv_type);
+  // This rank's own block first, through a message to self: the send and
+  // receive types may differ.
+  if (send != MPI_IN_PLACE) {
+    check(MPI_Sendrecv(send, send_count, send_type, 0, kTag, block(recv, s.me, recv_count, l),
+                       recv_count, recv_type, 0, kTag, MPI_COMM_SELF, MPI_STATUS_IGNORE),
+          "MPI_Sendrecv");
+  }
+  if (s.p == 1) return;
+  if (a == Algorithm::kRecursiveDoubling && power_of_two(s.p)) {
+    recursive_doubling_allgather(recv, recv_count, recv_type, comm, s, l);
+  } else {
+    ring_allgather(recv, recv_count, recv_type, comm, s, l);
+  }
+}
+
+void level_reduce_scatter_block(Algorithm a, const void* send, void* recv, int count,
+                                MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (a != Algorithm::kNative && a != Algorithm::kRecursiveHalving) {
+    not_for(a, "reduce_scatter_block");
+  }
+  const Shape s = shape_of(comm);
+  // Halving combines out of rank order, and pairs every rank.
+  if (a == Algorithm::kNative || !power_of_two(s.p) || !commutative(op)) {
+    check(MPI_Reduce_scatter_block(send, recv, count, type, op, comm), "MPI_Reduce_scatter_block");
+    return;
+  }
+  check_arguments(count, std::nullopt, s, "level_reduce_scatter_block");
+  if (count == 0) return;
+  const Layout l = layout_of(type);
+  recursive_halving_reduce_scatter(send == MPI_IN_PLACE ? recv : send, recv, count, type, op, comm,
+                                   s, l);
 }
 
 }  // namespace rankshape::coll

@@ -29,9 +29,10 @@ enum class Algorithm {
   kKnomial,            // the same, 4-nomial tree, a round's messages at once
   kScatterAllgather,   // bcast: binomial scatter, then allgather (scatter_allgather_doubles)
   kChain,              // bcast, reduce: pipelined chain of segments
-  kRecursiveDoubling,  // allreduce
-  kRing,               // allreduce: ring reduce-scatter, then ring allgather
+  kRecursiveDoubling,  // allreduce, allgather
+  kRing,               // allreduce: ring reduce-scatter, then ring allgather; allgather
   kRabenseifner,       // allreduce, reduce: recursive halving, then recursive doubling
+  kRecursiveHalving,   // reduce_scatter_block
 };
 
 /// The radix of the k-nomial trees (kKnomial): MVAPICH2's default between
@@ -48,7 +49,7 @@ inline bool scatter_allgather_doubles(std::int64_t bytes, int ranks) {
 }
 
 /// "native", "binomial", "knomial", "scatter-allgather", "chain",
-/// "recursive-doubling", "ring", "rabenseifner".
+/// "recursive-doubling", "ring", "rabenseifner", "recursive-halving".
 std::string_view algorithm_name(Algorithm a);
 std::optional<Algorithm> algorithm_named(std::string_view name);
 
@@ -70,6 +71,14 @@ void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Data
 /// MPI_IN_PLACE.
 void level_allreduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
                      MPI_Op op, MPI_Comm comm);
+/// kNative, kRecursiveDoubling (on a power-of-two count of ranks; the ring
+/// on others), kRing. send may be MPI_IN_PLACE.
+void level_allgather(Algorithm a, const void* send, int send_count, MPI_Datatype send_type,
+                     void* recv, int recv_count, MPI_Datatype recv_type, MPI_Comm comm);
+/// kNative, kRecursiveHalving (on a power-of-two count of ranks and a
+/// commutative op; the native call otherwise). send may be MPI_IN_PLACE.
+void level_reduce_scatter_block(Algorithm a, const void* send, void* recv, int count,
+                                MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 
 }  // namespace rankshape::coll
 

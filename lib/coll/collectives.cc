@@ -214,6 +214,42 @@ int reduce_then_bcast(const void* send, void* recv, int count, MPI_Datatype type
   return code;
 }
 
+// An allreduce composed of a reduce_scatter_block of count / p elements
+// per rank and an allgather of those blocks, each part native or
+// hierarchical (Config::parts); the remainder by MPI's allreduce.
+int reduce_scatter_then_allgather(const void* send, void* recv, int count, MPI_Datatype type,
+                                  MPI_Op op, const Hierarchy& h, const Config& config) {
+  return guarded([&] {
+    const int block = count / h.size();
+    const int whole = block * h.size();
+    const MPI_Aint extent = extent_of(type);
+    if (block > 0) {
+      char* mine = at(recv, h.rank(), block, extent);
+      // In place, the input is recv, whose blocks the result overwrites:
+      // reduce into a buffer, then put this rank's block in place.
+      std::optional<TypedBuffer> reduced;
+      if (send == MPI_IN_PLACE) reduced.emplace(block, type);
+      const void* in = send == MPI_IN_PLACE ? recv : send;
+      void* out = reduced ? reduced->get() : mine;
+      check(config.parts[0].hierarchical
+                ? reduce_scatter_block(in, out, block, type, op, h, config.parts[0])
+                : MPI_Reduce_scatter_block(in, out, block, type, op, h.comm()),
+            "MPI_Reduce_scatter_block");
+      if (reduced) copy(reduced->get(), mine, block, type);
+      check(
+          config.parts[1].hierarchical
+              ? allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, block, type, h, config.parts[1])
+              : MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, block, type, h.comm()),
+          "MPI_Allgather");
+    }
+    if (whole < count) {
+      const void* rest = send == MPI_IN_PLACE ? MPI_IN_PLACE : at(send, whole, 1, extent);
+      check(MPI_Allreduce(rest, at(recv, whole, 1, extent), count - whole, type, op, h.comm()),
+            "MPI_Allreduce");
+    }
+  });
+}
+
 }  // namespace
 
 int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy& h,
@@ -285,7 +321,11 @@ int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op
 
 int allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
               const Hierarchy& h, const Config& config) {
-  if (config.parts.size() == 2) return reduce_then_bcast(send, recv, count, type, op, h, config);
+  if (config.parts.size() == 2) {
+    return config.composition == Config::Composition::kReduceScatterAllgather
+               ? reduce_scatter_then_allgather(send, recv, count, type, op, h, config)
+               : reduce_then_bcast(send, recv, count, type, op, h, config);
+  }
   return guarded([&] {
     if (config.flat != Algorithm::kNative) {
       level_allreduce(config.flat, send, recv, count, type, op, h.comm());
@@ -409,8 +449,13 @@ int scatter(const void* send, int send_count, MPI_Datatype send_type, void* recv
 }
 
 int allgather(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
-              MPI_Datatype recv_type, const Hierarchy& h) {
+              MPI_Datatype recv_type, const Hierarchy& h, const Config& config) {
   return guarded([&] {
+    if (config.flat != Algorithm::kNative) {
+      level_allgather(config.flat, send, send_count, send_type, recv, recv_count, recv_type,
+                      h.comm());
+      return;
+    }
     const std::int64_t b = packed_size(recv_count, recv_type);
     const MPI_Aint extent = extent_of(recv_type);
     std::vector<char> blocks(static_cast<std::size_t>(b));
@@ -442,8 +487,12 @@ int allgather(const void* send, int send_count, MPI_Datatype send_type, void* re
 }
 
 int reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
-                         const Hierarchy& h) {
+                         const Hierarchy& h, const Config& config) {
   return guarded([&] {
+    if (config.flat != Algorithm::kNative) {
+      level_reduce_scatter_block(config.flat, send, recv, count, type, op, h.comm());
+      return;
+    }
     const int p = h.size();
     const MPI_Aint extent = extent_of(type);
     const void* in = send == MPI_IN_PLACE ? recv : send;

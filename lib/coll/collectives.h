@@ -25,8 +25,8 @@
 namespace rankshape::coll {
 
 /// config: the per-level algorithms and the segment size of a pipeline, a
-/// flat algorithm, or for allreduce a reduce then a bcast (config.h); its
-/// `hierarchical` flag is not looked at.
+/// flat algorithm, or for allreduce a composition of two collectives
+/// (config.h); its `hierarchical` flag is not looked at.
 int bcast(void* buffer, int count, MPI_Datatype type, int root, const Hierarchy& h,
           const Config& config = {});
 int reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,
@@ -37,10 +37,12 @@ int gather(const void* send, int send_count, MPI_Datatype send_type, void* recv,
            MPI_Datatype recv_type, int root, const Hierarchy& h);
 int scatter(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
             MPI_Datatype recv_type, int root, const Hierarchy& h);
+/// allgather and reduce_scatter_block: config only says whether to run a
+/// flat algorithm (config.flat) instead of the hierarchy.
 int allgather(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
-              MPI_Datatype recv_type, const Hierarchy& h);
+              MPI_Datatype recv_type, const Hierarchy& h, const Config& config = {});
 int reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
-                         const Hierarchy& h);
+                         const Hierarchy& h, const Config& config = {});
 /// Node-aware: level 0 groups aggregate at their leaders, which exchange
 /// among themselves (coarser levels are not used).
 int alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <string>
+#include <utility>
 
 namespace rankshape::coll {
 
@@ -31,6 +32,20 @@ std::vector<Algorithm> level_choices(Collective c, bool top) {
   }
 }
 
+// The algorithms a flat configuration can run for collective c: the top
+// level's, and for allgather and reduce_scatter_block (whose levels run
+// only the MPI library's) the textbook ones.
+std::vector<Algorithm> flat_choices(Collective c) {
+  using A = Algorithm;
+  if (c == Collective::kAllgather) return {A::kRecursiveDoubling, A::kRing};
+  if (c == Collective::kReduceScatterBlock) return {A::kRecursiveHalving};
+  return level_choices(c, true);
+}
+
+// Config::describe()'s prefixes of the two compositions.
+constexpr std::string_view kReduceBcast = "reduce+bcast(";
+constexpr std::string_view kReduceScatterAllgather = "reduce_scatter_block+allgather(";
+
 bool pipelined(Collective c) {
   return c == Collective::kBcast || c == Collective::kReduce || c == Collective::kAllreduce;
 }
@@ -53,8 +68,11 @@ bool is_reduction(Collective c) {
 
 std::string Config::describe() const {
   if (!hierarchical) return "native";
-  if (parts.size() == 2)
-    return "reduce+bcast(" + parts[0].describe() + ";" + parts[1].describe() + ")";
+  if (parts.size() == 2) {
+    return std::string(composition == Composition::kReduceBcast ? kReduceBcast
+                                                                : kReduceScatterAllgather) +
+           parts[0].describe() + ";" + parts[1].describe() + ")";
+  }
   if (flat != Algorithm::kNative) return "flat=" + std::string(algorithm_name(flat));
   std::string out = "hierarchical";
   bool all_native = true;
@@ -80,10 +98,12 @@ std::optional<Config> Config::parse(std::string_view text) {
     c.flat = *a;
     return c;
   }
-  constexpr std::string_view kComposed = "reduce+bcast(";
-  if (text.substr(0, kComposed.size()) == kComposed) {
+  for (const auto& [prefix, composition] :
+       {std::pair{kReduceBcast, Composition::kReduceBcast},
+        std::pair{kReduceScatterAllgather, Composition::kReduceScatterAllgather}}) {
+    if (text.substr(0, prefix.size()) != prefix) continue;
     if (text.back() != ')') return std::nullopt;
-    text = text.substr(kComposed.size(), text.size() - kComposed.size() - 1);
+    text = text.substr(prefix.size(), text.size() - prefix.size() - 1);
     const std::size_t semicolon = text.find(';');
     if (semicolon == std::string_view::npos) return std::nullopt;
     for (std::string_view part : {text.substr(0, semicolon), text.substr(semicolon + 1)}) {
@@ -92,6 +112,7 @@ std::optional<Config> Config::parse(std::string_view text) {
       c.parts.push_back(std::move(*p));
     }
     c.hierarchical = true;
+    c.composition = composition;
     return c;
   }
   if (text.substr(0, 12) != "hierarchical") return std::nullopt;
@@ -128,15 +149,20 @@ std::optional<Config> Config::parse(std::string_view text) {
 
 bool applies(const Config& config, Collective c) {
   if (!config.parts.empty()) {
+    const bool blocks = config.composition == Config::Composition::kReduceScatterAllgather;
     return c == Collective::kAllreduce && config.parts.size() == 2 &&
-           applies(config.parts[0], Collective::kReduce) &&
-           applies(config.parts[1], Collective::kBcast);
+           applies(config.parts[0],
+                   blocks ? Collective::kReduceScatterBlock : Collective::kReduce) &&
+           applies(config.parts[1], blocks ? Collective::kAllgather : Collective::kBcast);
   }
   const auto can = [c](Algorithm a, bool top) {
     const std::vector<Algorithm> choices = level_choices(c, top);
     return std::find(choices.begin(), choices.end(), a) != choices.end();
   };
-  if (config.flat != Algorithm::kNative) return can(config.flat, true);
+  if (config.flat != Algorithm::kNative) {
+    const std::vector<Algorithm> choices = flat_choices(c);
+    return std::find(choices.begin(), choices.end(), config.flat) != choices.end();
+  }
   for (std::size_t j = 0; j < config.levels.size(); ++j) {
     if (!can(config.levels[j], j + 1 == config.levels.size())) return false;
   }
@@ -160,6 +186,13 @@ std::optional<Config> textbook_flat(Collective c, std::int64_t bytes, std::int64
       return flat;
     case Collective::kAllreduce:
       flat.flat = halves ? Algorithm::kRabenseifner : Algorithm::kRecursiveDoubling;
+      return flat;
+    case Collective::kAllgather:
+      flat.flat = pof2 == ranks ? Algorithm::kRecursiveDoubling : Algorithm::kRing;
+      return flat;
+    case Collective::kReduceScatterBlock:
+      if (pof2 != ranks) return std::nullopt;
+      flat.flat = Algorithm::kRecursiveHalving;
       return flat;
     default:
       return std::nullopt;

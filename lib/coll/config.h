@@ -56,17 +56,27 @@ struct Config {
   /// > 0: the levels are pipelined over segments of about this many bytes
   /// (bcast, reduce and allreduce, native algorithm at every level).
   std::int64_t segment_bytes = 0;
-  /// Allreduce only, when not empty: a reduce to rank 0 configured as
-  /// parts[0], then a bcast from it configured as parts[1], each native
-  /// (the MPI library's call on the whole communicator) or hierarchical,
-  /// neither composed itself. Träff, Gropp and Thakur's guideline that an
-  /// allreduce be no slower than a reduce then a bcast, as a candidate.
-  /// `levels` and `segment_bytes` are then unused.
+  /// Allreduce only, when not empty: two collectives, each configured by
+  /// its part (native, the MPI library's call on the whole communicator,
+  /// or hierarchical; neither composed itself), as `composition` says.
+  /// Träff, Gropp and Thakur's guidelines that an allreduce be no slower
+  /// than either, as candidates. `levels` and `segment_bytes` are then
+  /// unused.
   std::vector<Config> parts;
+  enum class Composition {
+    /// A reduce to rank 0, then a bcast from it.
+    kReduceBcast,
+    /// A reduce_scatter_block of count / p elements per rank, then an
+    /// allgather of those blocks; the last count % p elements (all of
+    /// them when count < p) by the MPI library's allreduce.
+    kReduceScatterAllgather,
+  };
+  Composition composition = Composition::kReduceBcast;
   /// Not native: rankshape's own algorithm of that name on the whole
-  /// communicator, no hierarchy (bcast, reduce, allreduce; one of those
-  /// their top level may run; see textbook_flat). `levels`,
-  /// `segment_bytes` and `parts` are then unused.
+  /// communicator, no hierarchy (bcast, reduce, allreduce: one their top
+  /// level may run; allgather: recursive doubling or the ring;
+  /// reduce_scatter_block: recursive halving; see textbook_flat).
+  /// `levels`, `segment_bytes` and `parts` are then unused.
   Algorithm flat = Algorithm::kNative;
 
   /// Level j's algorithm (native past the end of `levels`).
@@ -75,20 +85,22 @@ struct Config {
     return k < levels.size() ? levels[k] : Algorithm::kNative;
   }
   /// "native", or "hierarchical", " levels=A,B,..." when not all native, and
-  /// " segment=N" when pipelined; composed: "reduce+bcast(R;B)" with the
-  /// parts' descriptions; flat: "flat=NAME". parse() reads it back.
+  /// " segment=N" when pipelined; composed: "reduce+bcast(R;B)" or
+  /// "reduce_scatter_block+allgather(R;A)" with the parts' descriptions;
+  /// flat: "flat=NAME". parse() reads it back.
   std::string describe() const;
   static std::optional<Config> parse(std::string_view text);
   bool operator==(const Config& o) const {
     return hierarchical == o.hierarchical && levels == o.levels &&
-           segment_bytes == o.segment_bytes && parts == o.parts && flat == o.flat;
+           segment_bytes == o.segment_bytes && parts == o.parts &&
+           (parts.empty() || composition == o.composition) && flat == o.flat;
   }
 };
 
 /// Whether configuration `config` can run collective c: each level's
 /// algorithm one that level runs for c (the top's choices at the top), a
 /// flat algorithm one the top runs, a composed one only for allreduce
-/// with a reduce and a bcast that apply.
+/// with parts that apply to the collectives it composes.
 bool applies(const Config& config, Collective c);
 
 /// rankshape's own flat algorithm for c with `bytes` in `count` elements
@@ -98,7 +110,12 @@ bool applies(const Config& config, Collective c);
 /// ranks or more, Rabenseifner for reduce and allreduce beyond 2 KiB when
 /// every rank of the largest power of two within `ranks` gets an element
 /// (count >= that power; with fewer its halving ends on empty pieces).
-/// Empty for the other collectives. A candidate beside native, whose own
+/// For allgather (`bytes` per rank) recursive doubling on a power-of-two
+/// count of ranks, else the ring; for reduce_scatter_block recursive
+/// halving on a power of two, farthest partner first. MPICH keeps both
+/// under 512 KiB in all; here they are candidates at every size: with ranks
+/// dealt round-robin over nodes their largest steps, between the farthest
+/// ranks, stay within a node. Empty for the other collectives. A candidate beside native, whose own
 /// choice can be far off (SMPI's `ompi` reduce of 64 KiB on 256 ranks:
 /// 4.0 ms, `mpich`'s 0.73).
 std::optional<Config> textbook_flat(Collective c, std::int64_t bytes, std::int64_t count,

@@ -134,11 +134,12 @@ const Config& decided(MPI_Comm comm, Context& context, Collective c, std::int64_
 // of the two, adds nothing to tell them apart), and the textbook flat
 // algorithm for c with `bytes` on comm (median of 3 after a warm-up, the
 // slowest rank's), and for allreduce also this
-// communicator's own reduce then bcast of that size (decided first, by
-// their own trials if need be), and returns the fastest; native when none beats it. The same on
-// every rank: the times are agreed. Empty on every rank when any rank cannot hold the scratch
-// buffers (over its trial_memory(), or building them fails): a rank alone leaving would hang the
-// others in the first run.
+// communicator's own reduce then bcast of that size and its own
+// reduce_scatter_block then allgather of the message's blocks (decided
+// first, by their own trials if need be), and returns the fastest; native when none beats it. The
+// same on every rank: the times are agreed. Empty on every rank when any rank cannot hold the
+// scratch buffers (over its trial_memory(), or building them fails): a rank alone leaving would
+// hang the others in the first run.
 std::optional<Config> fastest(MPI_Comm comm, Context& context, Collective c, std::int64_t bytes) {
   const Hierarchy& h = *context.hierarchy;
   const auto ranked = rank_hierarchical(c, context.model, bytes);
@@ -166,6 +167,19 @@ std::optional<Config> fastest(MPI_Comm comm, Context& context, Collective c, std
     composed.parts.push_back(decided(comm, context, Collective::kReduce, bytes));
     composed.parts.push_back(decided(comm, context, Collective::kBcast, bytes));
     tried.push_back(std::move(composed));
+    // And no slower than a reduce_scatter_block, then an allgather, of a
+    // block per rank: tried where every rank gets at least an element (the
+    // trial's are ints), and where they do the remainder goes to the MPI
+    // library's allreduce (collectives.cc).
+    const std::int64_t block = bytes / h.size();
+    if (block >= static_cast<std::int64_t>(sizeof(int))) {
+      Config blocks;
+      blocks.hierarchical = true;
+      blocks.composition = Config::Composition::kReduceScatterAllgather;
+      blocks.parts.push_back(decided(comm, context, Collective::kReduceScatterBlock, block));
+      blocks.parts.push_back(decided(comm, context, Collective::kAllgather, block));
+      tried.push_back(std::move(blocks));
+    }
   }
   // The buffers count twice: the algorithms' own scratch is about as much
   // again (Rabenseifner's reduce holds two copies of the message).
@@ -532,8 +546,8 @@ int allgather(const void* send, int send_count, MPI_Datatype send_type, void* re
       [&] {
         return PMPI_Allgather(send, send_count, send_type, recv, recv_count, recv_type, comm);
       },
-      [&](const Hierarchy& h, const Config&) {
-        return coll::allgather(send, send_count, send_type, recv, recv_count, recv_type, h);
+      [&](const Hierarchy& h, const Config& c) {
+        return coll::allgather(send, send_count, send_type, recv, recv_count, recv_type, h, c);
       });
 }
 
@@ -542,8 +556,8 @@ int reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype t
   return run(
       comm, Collective::kReduceScatterBlock, bytes_of(count, type), op,
       [&] { return PMPI_Reduce_scatter_block(send, recv, count, type, op, comm); },
-      [&](const Hierarchy& h, const Config&) {
-        return coll::reduce_scatter_block(send, recv, count, type, op, h);
+      [&](const Hierarchy& h, const Config& c) {
+        return coll::reduce_scatter_block(send, recv, count, type, op, h, c);
       });
 }
 

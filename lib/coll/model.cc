@@ -321,7 +321,12 @@ double hierarchical_cost(Collective c, const Config& config, const Model& model,
 }  // namespace
 
 double predict(Collective c, const Config& config, const Model& model, std::int64_t bytes) {
-  if (config.parts.size() == 2) {  // allreduce as a reduce, then a bcast
+  if (config.parts.size() == 2) {  // allreduce composed of two collectives
+    if (config.composition == Config::Composition::kReduceScatterAllgather) {
+      const std::int64_t block = bytes / std::max(model.ranks, 1);  // per rank, as theirs count
+      return predict(Collective::kReduceScatterBlock, config.parts[0], model, block) +
+             predict(Collective::kAllgather, config.parts[1], model, block);
+    }
     return predict(Collective::kReduce, config.parts[0], model, bytes) +
            predict(Collective::kBcast, config.parts[1], model, bytes);
   }

@@ -127,10 +127,10 @@ void Workload::run_hierarchical(const Hierarchy& h, const Config& config) {
       check(scatter(s, count_, type_, r, count_, type_, root_, h), "scatter");
       break;
     case Collective::kAllgather:
-      check(allgather(s, count_, type_, r, count_, type_, h), "allgather");
+      check(allgather(s, count_, type_, r, count_, type_, h, config), "allgather");
       break;
     case Collective::kReduceScatterBlock:
-      check(reduce_scatter_block(s, r, count_, type_, MPI_SUM, h), "reduce_scatter_block");
+      check(reduce_scatter_block(s, r, count_, type_, MPI_SUM, h, config), "reduce_scatter_block");
       break;
     case Collective::kAlltoall:
       check(alltoall(s, count_, type_, r, count_, type_, h), "alltoall");

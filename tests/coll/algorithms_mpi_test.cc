@@ -1,6 +1,7 @@
 // Level algorithms (lib/coll/algorithms.h) against the MPI library's own
 // collective and against the result computed here from the known inputs of
-// every rank: bcast, reduce and allreduce, each algorithm, over datatypes
+// every rank: bcast, reduce, allreduce, allgather and
+// reduce_scatter_block, each algorithm, over datatypes
 // (int, double, a strided vector, a type with gaps and a nonzero true lower
 // bound, a pair of uint32), operations (sum, max, a user sum, a user
 // non-commutative composition of affine maps), counts (0, 1, small, not a
@@ -375,6 +376,71 @@ class AlgorithmsTest : public ::testing::Test {
     }
   }
 
+  // Every rank's block in rank order.
+  template <typename T>
+  void check_allgather(const TypeCase<T>& t, Coverage k) {
+    const int p = world_size(), me = world_rank();
+    for (int count : counts_for(k)) {
+      const std::size_t n = static_cast<std::size_t>(count) * t.cells;
+      const int salt = count + 2;
+      std::vector<T> expected;
+      for (int r = 0; r < p; ++r) {
+        const std::vector<T> x = input<T>(r, n, salt);
+        expected.insert(expected.end(), x.begin(), x.end());
+      }
+      const std::vector<T> mine = input<T>(me, n, salt);
+      const std::string what = t.name + " count " + std::to_string(count);
+      for (Algorithm a : {Algorithm::kNative, Algorithm::kRecursiveDoubling, Algorithm::kRing}) {
+        for (bool in_place : in_place_modes(count)) {
+          const std::string how =
+              std::string(algorithm_name(a)) + (in_place ? " in place " : " ") + what;
+          std::vector<T> ours(n * p, sentinel<T>());
+          if (in_place) std::copy(mine.begin(), mine.end(), ours.begin() + n * me);
+          level_allgather(a, in_place ? MPI_IN_PLACE : mine.data(), count, t.type, ours.data(),
+                          count, t.type, comm_);
+          EXPECT_EQ(mismatch(t, ours, expected), "") << how;
+          if (!in_place && a != Algorithm::kNative) {
+            EXPECT_EQ(gaps_written(t, ours), "") << how;
+          }
+        }
+      }
+    }
+  }
+
+  // Block `me` of every rank's p blocks, reduced.
+  template <typename T>
+  void check_reduce_scatter_block(const TypeCase<T>& t, const std::vector<OpCase<T>>& ops,
+                                  Coverage k) {
+    const int p = world_size(), me = world_rank();
+    for (const OpCase<T>& o : ops) {
+      for (int count : counts_for(k)) {
+        if (!thorough() && &o != &ops.front() && count != 7) continue;  // sampled
+        const std::size_t n = static_cast<std::size_t>(count) * t.cells;
+        const int salt = count + 3;
+        const std::vector<T> all = reduced(t, o, count * p, p, salt);
+        const std::vector<T> expected(all.begin() + n * me, all.begin() + n * (me + 1));
+        const std::vector<T> mine = input<T>(me, n * p, salt);
+        const std::string what = t.name + " " + o.name + " count " + std::to_string(count);
+        for (Algorithm a : {Algorithm::kNative, Algorithm::kRecursiveHalving}) {
+          for (bool in_place : in_place_modes(count)) {
+            const std::string how =
+                std::string(algorithm_name(a)) + (in_place ? " in place " : " ") + what;
+            const std::vector<T> send = mine;
+            std::vector<T> ours = in_place ? mine : std::vector<T>(n, sentinel<T>());
+            level_reduce_scatter_block(a, in_place ? MPI_IN_PLACE : send.data(), ours.data(), count,
+                                       t.type, o.op, comm_);
+            EXPECT_EQ(send, mine) << "send buffer changed: " << how;
+            ours.resize(n);
+            EXPECT_EQ(mismatch(t, ours, expected), "") << how;
+            if (!in_place && a != Algorithm::kNative) {
+              EXPECT_EQ(gaps_written(t, ours), "") << how;
+            }
+          }
+        }
+      }
+    }
+  }
+
   static inline MPI_Comm comm_ = MPI_COMM_NULL;
   static inline MPI_Datatype strided_, gappy_, affine_;
   static inline MPI_Op compose_, sum_gappy_;
@@ -400,6 +466,44 @@ TEST_F(AlgorithmsTest, AllreduceMatchesMpi) {
   check_allreduce(double_type(), sum_and_max<double>(), kSome);
   check_allreduce(gappy_type(), gappy_ops(), kSome);
   check_allreduce(affine_type(), affine_ops(), kSome);
+}
+
+TEST_F(AlgorithmsTest, AllgatherMatchesMpi) {
+  check_allgather(int_type(), kSome);
+  check_allgather(double_type(), kSome);
+  check_allgather(strided_type(), kSome);
+  check_allgather(gappy_type(), kSome);
+}
+
+// Send and receive types that differ in all but their signature: packed
+// ints sent, two ints of every four received (the strided type).
+TEST_F(AlgorithmsTest, AllgatherTakesASendTypeOtherThanItsReceiveType) {
+  const int p = world_size(), me = world_rank(), count = 3;
+  const TypeCase<int> t = strided_type();
+  std::vector<int> expected(static_cast<std::size_t>(count) * t.cells * p);
+  for (int r = 0; r < p; ++r) {
+    for (int e = 0; e < count; ++e) {
+      for (int c = 0; c < 2; ++c) {
+        expected[(static_cast<std::size_t>(r) * count + e) * t.cells + t.data_cells[c]] =
+            value<int>(r, static_cast<std::size_t>(2 * e + c), 4);
+      }
+    }
+  }
+  const std::vector<int> packed = input<int>(me, 2 * count, 4);
+  for (Algorithm a : {Algorithm::kRecursiveDoubling, Algorithm::kRing}) {
+    std::vector<int> ours(expected.size(), sentinel<int>());
+    level_allgather(a, packed.data(), 2 * count, MPI_INT, ours.data(), count, t.type, comm_);
+    EXPECT_EQ(mismatch(t, ours, expected), "") << algorithm_name(a);
+    EXPECT_EQ(gaps_written(t, ours), "") << algorithm_name(a);
+  }
+}
+
+TEST_F(AlgorithmsTest, ReduceScatterBlockMatchesMpi) {
+  check_reduce_scatter_block(int_type(), sum_and_max<int>(), kSome);
+  check_reduce_scatter_block(double_type(), sum_and_max<double>(), kSome);
+  check_reduce_scatter_block(gappy_type(), gappy_ops(), kSome);
+  // Not commutative: the native call, in rank order.
+  check_reduce_scatter_block(affine_type(), affine_ops(), kSome);
 }
 
 // The non-commutative composition really depends on order: a reduction in
@@ -429,12 +533,23 @@ TEST_F(AlgorithmsTest, RejectsAlgorithmsThatDoNotApply) {
     EXPECT_THROW(level_allreduce(a, &x, &y, 1, MPI_INT, MPI_SUM, comm_), std::invalid_argument);
   }
   EXPECT_THROW(level_bcast(Algorithm::kChain, &x, 1, MPI_INT, 0, comm_, -1), std::invalid_argument);
+  std::vector<int> all(static_cast<std::size_t>(world_size()), 0);
+  for (Algorithm a :
+       {Algorithm::kBinomial, Algorithm::kRabenseifner, Algorithm::kRecursiveHalving}) {
+    EXPECT_THROW(level_allgather(a, &x, 1, MPI_INT, all.data(), 1, MPI_INT, comm_),
+                 std::invalid_argument);
+  }
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner}) {
+    EXPECT_THROW(level_reduce_scatter_block(a, all.data(), &y, 1, MPI_INT, MPI_SUM, comm_),
+                 std::invalid_argument);
+  }
 }
 
 TEST_F(AlgorithmsTest, NamesRoundTrip) {
-  for (Algorithm a : {Algorithm::kNative, Algorithm::kBinomial, Algorithm::kKnomial,
-                      Algorithm::kScatterAllgather, Algorithm::kChain,
-                      Algorithm::kRecursiveDoubling, Algorithm::kRing, Algorithm::kRabenseifner}) {
+  for (Algorithm a :
+       {Algorithm::kNative, Algorithm::kBinomial, Algorithm::kKnomial, Algorithm::kScatterAllgather,
+        Algorithm::kChain, Algorithm::kRecursiveDoubling, Algorithm::kRing,
+        Algorithm::kRabenseifner, Algorithm::kRecursiveHalving}) {
     EXPECT_EQ(algorithm_named(algorithm_name(a)), a) << algorithm_name(a);
   }
   EXPECT_EQ(algorithm_name(Algorithm::kScatterAllgather), "scatter-allgather");

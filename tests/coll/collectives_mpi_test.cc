@@ -305,7 +305,8 @@ TEST_F(CollectivesTest, NonCommutativeReductionsKeepRankOrderOnOrderedHierarchie
 // Configurations that run every per-level algorithm at every level,
 // pipelines with several segments (12-byte segments for small counts;
 // more would crawl at 16 ranks on 2 cores), a flat algorithm, and
-// allreduce as a reduce then a bcast. Binomial bcast and reduce run
+// allreduce as a reduce then a bcast and as a reduce_scatter_block then an
+// allgather. Binomial bcast and reduce run
 // inside allreduce's first configuration (its levels' way up and down).
 std::vector<Config> configs_for(Collective c, int depth, int count) {
   using A = Algorithm;
@@ -349,6 +350,15 @@ std::vector<Config> configs_for(Collective c, int depth, int count) {
     composed.parts = {knomial, Config{}};
     out.push_back(composed);
     composed.parts = {Config{}, scatter};
+    out.push_back(composed);
+    // A reduce_scatter_block then an allgather of a block per rank: the
+    // same two ways.
+    Config hierarchical;
+    hierarchical.hierarchical = true;
+    composed.composition = Config::Composition::kReduceScatterAllgather;
+    composed.parts = {hierarchical, Config{}};
+    out.push_back(composed);
+    composed.parts = {Config{}, hierarchical};
     out.push_back(composed);
   }
   return out;
@@ -403,6 +413,45 @@ TEST_F(CollectivesTest, EveryLevelAlgorithmAndPipelineMatchesMpi) {
                           a, b, t.ints);
             }
           }
+        }
+      }
+    }
+  }
+}
+
+// The composition by blocks with counts that are whole multiples of the
+// ranks (every element in a block), one more than that (an element for
+// MPI's allreduce), and fewer than the ranks (MPI's allreduce alone), in
+// place and not. kCounts' primes leave the multiples untested.
+TEST_F(CollectivesTest, AReduceScatterThenAnAllgatherMatchesMpiWithAndWithoutARemainder) {
+  const int p = world_size(), me = world_rank();
+  Config hierarchical;
+  hierarchical.hierarchical = true;
+  Config composed = hierarchical;
+  composed.composition = Config::Composition::kReduceScatterAllgather;
+  // rankshape's flat algorithms (level_reduce_scatter_block and
+  // level_allgather on the whole communicator) as parts.
+  Config halving = hierarchical, doubling = hierarchical;
+  halving.flat = Algorithm::kRecursiveHalving;
+  doubling.flat = Algorithm::kRecursiveDoubling;
+  for (const Shape& s : shapes()) {
+    const Hierarchy h(MPI_COMM_WORLD, s.groups);
+    for (int count : {5 * p, 5 * p + 1, p - 1}) {
+      for (const auto& parts :
+           {std::vector<Config>{hierarchical, hierarchical},
+            std::vector<Config>{Config{}, Config{}}, std::vector<Config>{halving, doubling}}) {
+        composed.parts = parts;
+        for (bool in_place : {false, true}) {
+          std::vector<int> send = data(me, static_cast<std::size_t>(count), 9);
+          std::vector<int> a(static_cast<std::size_t>(count), kSentinel), b = a;
+          if (in_place) a = b = send;
+          ASSERT_EQ(allreduce(in_place ? MPI_IN_PLACE : send.data(), a.data(), count, MPI_INT,
+                              MPI_SUM, h, composed),
+                    MPI_SUCCESS);
+          MPI_Allreduce(in_place ? MPI_IN_PLACE : send.data(), b.data(), count, MPI_INT, MPI_SUM,
+                        MPI_COMM_WORLD);
+          EXPECT_EQ(a, b) << composed.describe() << " " << s.name << " count " << count
+                          << (in_place ? " in place" : "");
         }
       }
     }

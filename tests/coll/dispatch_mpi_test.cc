@@ -251,8 +251,9 @@ TEST(DispatchTest, TrialsKeepTheFastestOncePerSizeClass) {
 }
 
 // An allreduce's trial also times this communicator's own reduce then
-// bcast of that size (Träff, Gropp and Thakur's guideline), deciding them
-// first: later reduces and bcasts of that size make no trial of their own.
+// bcast of that size, and its own reduce_scatter_block then allgather of
+// the message's blocks (Träff, Gropp and Thakur's guidelines), deciding
+// them first: later calls of those sizes make no trial of their own.
 TEST(DispatchTest, AllreduceTriesItsOwnReduceThenBcast) {
   const auto groups = blocks_of(3);  // the table has allreduce rows for blocks of 2
   const Comm comm(groups);
@@ -269,7 +270,7 @@ TEST(DispatchTest, AllreduceTriesItsOwnReduceThenBcast) {
     EXPECT_TRUE(trials.empty());
     return;
   }
-  ASSERT_EQ(trials.size(), 6u);
+  ASSERT_EQ(trials.size(), 7u);
   EXPECT_EQ(trials[0].config, "native");
   EXPECT_EQ(trials[4].config, "flat=recursive-doubling");  // 1,200 B
   ASSERT_EQ(dispatch::reduce(send.data(), sum.data(), 300, MPI_INT, MPI_SUM, 0, comm.get()),
@@ -281,6 +282,21 @@ TEST(DispatchTest, AllreduceTriesItsOwnReduceThenBcast) {
   EXPECT_EQ(sum, expected);
   EXPECT_EQ(trials[5].config,
             "reduce+bcast(" + reduce_choice + ";" + dispatch::last_choice() + ")");
+  // The blocks of 1,200 B over p ranks: ints, as the trial's (300 / p of
+  // them, in the size class of 1,200 / p bytes).
+  const int block = 300 / world_size();
+  std::vector<int> blocks(static_cast<std::size_t>(block) * world_size(), 0);
+  ASSERT_EQ(dispatch::reduce_scatter_block(send.data(), blocks.data(), block, MPI_INT, MPI_SUM,
+                                           comm.get()),
+            MPI_SUCCESS);
+  EXPECT_TRUE(dispatch::last_trials().empty());
+  const std::string scatter_choice = dispatch::last_choice();
+  ASSERT_EQ(dispatch::allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, blocks.data(), block, MPI_INT,
+                                comm.get()),
+            MPI_SUCCESS);
+  EXPECT_TRUE(dispatch::last_trials().empty());
+  EXPECT_EQ(trials[6].config, "reduce_scatter_block+allgather(" + scatter_choice + ";" +
+                                  dispatch::last_choice() + ")");
   std::size_t best = 0;
   for (std::size_t i = 0; i < trials.size(); ++i) {
     if (trials[i].seconds < trials[best].seconds) best = i;
@@ -290,6 +306,45 @@ TEST(DispatchTest, AllreduceTriesItsOwnReduceThenBcast) {
   ASSERT_EQ(dispatch::allreduce(MPI_IN_PLACE, send.data(), 300, MPI_INT, MPI_SUM, comm.get()),
             MPI_SUCCESS);
   EXPECT_EQ(send, expected);
+}
+
+// Allgather and reduce_scatter_block try rankshape's flat algorithms
+// beside native and the hierarchy: recursive doubling (the ring on a count
+// of ranks that is not a power of two) and recursive halving (on a power
+// of two only).
+TEST(DispatchTest, AllgatherAndReduceScatterTryTheirFlatAlgorithms) {
+  const int p = world_size(), me = world_rank();
+  const auto groups = blocks_of(3);
+  const Comm comm(groups);
+  const bool useful = Hierarchy(MPI_COMM_WORLD, groups).useful();
+  const bool power_of_two = (p & (p - 1)) == 0;
+  const auto tried = [](const std::string& config) {
+    for (const dispatch::Trial& t : dispatch::last_trials()) {
+      if (t.config == config) return true;
+    }
+    return false;
+  };
+  std::vector<int> mine = data(me, 10, 3), all(10 * static_cast<std::size_t>(p), 0), expected = all;
+  ASSERT_EQ(dispatch::allgather(mine.data(), 10, MPI_INT, all.data(), 10, MPI_INT, comm.get()),
+            MPI_SUCCESS);
+  expect_agreed("allgather after a trial");
+  MPI_Allgather(mine.data(), 10, MPI_INT, expected.data(), 10, MPI_INT, MPI_COMM_WORLD);
+  EXPECT_EQ(all, expected);
+  EXPECT_EQ(dispatch::last_trials().size(), useful ? 3u : 0u);
+  if (useful) {
+    EXPECT_TRUE(tried(power_of_two ? "flat=recursive-doubling" : "flat=ring"));
+  }
+  std::vector<int> send = data(me, 10 * static_cast<std::size_t>(p), 4), block(10, 0), want(10, 0);
+  ASSERT_EQ(
+      dispatch::reduce_scatter_block(send.data(), block.data(), 10, MPI_INT, MPI_SUM, comm.get()),
+      MPI_SUCCESS);
+  expect_agreed("reduce_scatter_block after a trial");
+  MPI_Reduce_scatter_block(send.data(), want.data(), 10, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(block, want);
+  if (useful) {
+    EXPECT_EQ(dispatch::last_trials().size(), power_of_two ? 3u : 2u);
+    EXPECT_EQ(tried("flat=recursive-halving"), power_of_two);
+  }
 }
 
 // A rank that cannot hold a trial's buffers vetoes it on every rank (alone

@@ -75,6 +75,36 @@ TEST(ConfigTest, AReduceThenABcastAndFlatAlgorithmsDescribeThemselvesAndParseBac
   }
 }
 
+TEST(ConfigTest, AReduceScatterThenAnAllgatherDescribesItselfAndParsesBack) {
+  const std::string text = "reduce_scatter_block+allgather(hierarchical;native)";
+  const auto composed = Config::parse(text);
+  ASSERT_TRUE(composed.has_value());
+  EXPECT_EQ(composed->composition, Config::Composition::kReduceScatterAllgather);
+  ASSERT_EQ(composed->parts.size(), 2u);
+  EXPECT_TRUE(composed->parts[0].hierarchical);
+  EXPECT_FALSE(composed->parts[1].hierarchical);
+  EXPECT_EQ(composed->describe(), text);
+  // The same parts composed the other way are another configuration.
+  const auto other = Config::parse("reduce+bcast(hierarchical;native)");
+  ASSERT_TRUE(other.has_value());
+  EXPECT_FALSE(*composed == *other);
+  EXPECT_TRUE(applies(*composed, Collective::kAllreduce));
+  EXPECT_FALSE(applies(*composed, Collective::kReduceScatterBlock));
+  // Its parts are a reduce_scatter_block's and an allgather's, which run
+  // no per-level algorithms.
+  EXPECT_FALSE(applies(*Config::parse("reduce_scatter_block+allgather(hierarchical levels=knomial,"
+                                      "native;native)"),
+                       Collective::kAllreduce));
+  EXPECT_FALSE(applies(*Config::parse("reduce_scatter_block+allgather(flat=ring;native)"),
+                       Collective::kAllreduce));
+  for (const char* bad :
+       {"reduce_scatter_block+allgather(native)", "reduce_scatter_block+allgather(native;native",
+        "reduce_scatter_block+allgather(native;reduce+bcast(native;native))",
+        "reduce_scatter_block+bcast(native;native)"}) {
+    EXPECT_FALSE(Config::parse(bad).has_value()) << bad;
+  }
+}
+
 TEST(ConfigTest, TextbookFlatAlgorithmsFollowMpichsRules) {
   const auto named = [](Collective c, std::int64_t bytes, int ranks) {
     const auto flat = textbook_flat(c, bytes, bytes / 4, ranks);  // ints, as a trial's
@@ -215,6 +245,19 @@ TEST(ModelTest, AReduceThenABcastCostsItsParts) {
   EXPECT_DOUBLE_EQ(
       predict(Collective::kAllreduce, composed, m, 4096),
       predict(Collective::kReduce, tree, m, 4096) + predict(Collective::kBcast, Config{}, m, 4096));
+}
+
+TEST(ModelTest, AReduceScatterThenAnAllgatherCostsItsPartsOfABlockPerRank) {
+  const Model m = two_levels();
+  ASSERT_GT(m.ranks, 1);
+  Config composed;
+  composed.hierarchical = true;
+  composed.composition = Config::Composition::kReduceScatterAllgather;
+  composed.parts = {Config{}, *Config::parse("hierarchical")};
+  const std::int64_t block = (std::int64_t{1} << 20) / m.ranks;
+  EXPECT_DOUBLE_EQ(predict(Collective::kAllreduce, composed, m, std::int64_t{1} << 20),
+                   predict(Collective::kReduceScatterBlock, Config{}, m, block) +
+                       predict(Collective::kAllgather, composed.parts[1], m, block));
 }
 
 TEST(ModelTest, NoGainMeansNative) {
@@ -444,6 +487,12 @@ TEST(TableTest, BadTablesNameTheProblem) {
             std::string::npos);
   EXPECT_EQ(message(entry_with("allreduce", "reduce+bcast(flat=rabenseifner;flat=knomial)")),
             "accepted");
+  EXPECT_EQ(message(entry_with("allreduce", "reduce_scatter_block+allgather(hierarchical;native)")),
+            "accepted");
+  EXPECT_NE(message(entry_with("reduce_scatter_block",
+                               "reduce_scatter_block+allgather(hierarchical;native)"))
+                .find("does not apply to reduce_scatter_block"),
+            std::string::npos);
   EXPECT_NE(message(head + R"("entries": [{"collective": "bcast"}]})").find("bad tuning table"),
             std::string::npos);
   EXPECT_EQ(message(head + R"("entries": []})"), "accepted");
