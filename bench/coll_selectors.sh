@@ -28,7 +28,8 @@
 # their columns.
 # --reuse-builtins DIR takes the selectors' columns from an earlier run's
 # raw outputs (DIR/coll_selectors/RUN/SELECTOR.csv) where they hold every
-# collective and size asked for (or SELECTOR.deadlocks lists it): they do
+# collective and size asked for (or SELECTOR.deadlocks lists it, or
+# SELECTOR.log names it as left out for its buffers): they do
 # not depend on rankshape's code,
 # and the simulation is deterministic.
 set -euo pipefail
@@ -156,17 +157,26 @@ one_run() {  # SPEC: the selectors, then rankshape, into $work/NAME-LAYOUT-RANKS
     # Every (collective, size) asked for measured, or known to deadlock.
     if [ -n "$reuse" ] && [ -f "$saved" ] && [ ! -f "$(dirname "$saved")/factors" ] &&
       python3 - "$saved" "$collectives" "$sizes" <<'PY'; then
-import csv, os, sys
+import csv, os, re, sys
 have = {(r["collective"], r["bytes"]) for r in csv.DictReader(open(sys.argv[1]))}
 deadlocks = sys.argv[1][:-len(".csv")] + ".deadlocks"
 if os.path.exists(deadlocks):
     have |= {tuple(line.strip().split(",")) for line in open(deadlocks) if line.strip()}
+# The pairs coll_latency left out for their buffers, which it names.
+log = sys.argv[1][:-len(".csv")] + ".log"
+if os.path.exists(log):
+    for line in open(log):
+        m = re.match(r"# \d+ \(collective, size\) pairs skipped: .* per rank: (.*)$", line)
+        if m:
+            have |= {tuple(pair.split(" ")) for pair in m.group(1).split(", ")}
 want = {(c, b) for c in sys.argv[2].split(",") for b in sys.argv[3].split(",")}
 sys.exit(0 if want <= have else 1)
 PY
       echo "coll_selectors.sh: $spec: $selector: reusing $saved"
       cp "$saved" "$dir/$selector.csv"
       [ -f "${saved%.csv}.deadlocks" ] && cp "${saved%.csv}.deadlocks" "$dir/$selector.deadlocks"
+      [ -f "${saved%.csv}.log" ] && cp "${saved%.csv}.log" "$dir/$selector.log"
+      echo "$selector" >>"$dir/reused"
       continue
     fi
     echo "coll_selectors.sh: $spec: $selector"
@@ -226,7 +236,8 @@ elapsed=$(($(date +%s) - start))
     echo "a table: the first call of each collective and size class times native, the"
     echo "cost model's two best hierarchical configurations and its best with another"
     echo "top-level algorithm than theirs, the textbook flat algorithm"
-    echo "and, for allreduce, its own reduce then bcast, and keeps the fastest (\"first"
+    echo "and, for allreduce, its own reduce then bcast and its own reduce_scatter_block"
+    echo "then allgather of the message's blocks, and keeps the fastest (\"first"
     echo "call\" is that call's time, the trial included; its native is the"
   fi
   echo "\`ompi\` selector's native call). Times: median of 3 repetitions (after 1"
@@ -234,7 +245,18 @@ elapsed=$(($(date +%s) - start))
   echo "reduce_scatter_block; sizes whose buffers pass 4 GiB over all ranks are left out). The link bound:"
   echo "\`bench/coll_selectors.py\`; \"% of bound\" is bound / time. \"predicted\": the cost"
   echo "model's price of rankshape's choice (\`lib/coll/model.h\`; native: its best flat algorithm)."
-  [ -z "$reuse" ] || echo "Selector columns found in \`$reuse\` were reused (\`--reuse-builtins\`)."
+  if [ -n "$reuse" ]; then
+    reused=$(for spec in $runs; do
+      IFS=: read -r name layout np <<<"$spec"
+      f=$work/$name-$layout-$np/reused
+      [ ! -f "$f" ] || echo "$name-$layout-$np: $(paste -sd, "$f")"
+    done | paste -sd';')
+    if [ -n "$reused" ]; then
+      echo "Selector columns reused from \`$reuse\` (\`--reuse-builtins\`): $reused; any other simulated again."
+    else
+      echo "No selector columns in \`$reuse\` held every collective and size asked for (\`--reuse-builtins\`): all simulated again."
+    fi
+  fi
   echo
 } >"$work/header.md"
 mkdir -p "$out"
