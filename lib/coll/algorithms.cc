@@ -38,6 +38,13 @@
 //   Rabenseifner reduce (p = 4): the same halving, then a gather, farthest
 //       first: 2->0 {c1}, 3->1 {c3}; 1->0 {c2,c3}; 0 passes the result to
 //       the root.
+//   recursive doubling allgather (p = 4, blocks b0..b3): 0<->1 and 2<->3
+//       swap their own blocks, then 0<->2 and 1<->3 swap the pairs they
+//       hold ({b0,b1} for {b2,b3}).
+//   recursive halving reduce_scatter_block (p = 4): farthest partner
+//       first, the doubling's mirror: 0<->2 and 1<->3 swap halves (0 and 1
+//       keep b0,b1, adding in the partner's copies), then 0<->1 and 2<->3
+//       swap quarters, so rank r holds block r reduced.
 #include "lib/coll/algorithms.h"
 
 #include <algorithm>
