@@ -9,9 +9,10 @@
 // MPI call fails, std::invalid_argument for an algorithm that does not
 // apply to the collective. comm must be private to the caller: the
 // point-to-point messages use a fixed tag. Reductions combine in rank
-// order, so non-commutative operations are correct, except ring and
-// Rabenseifner, which run the native call (allreduce) or the binomial tree
-// (reduce) for non-commutative operations.
+// order, so non-commutative operations are correct, except ring,
+// Rabenseifner and recursive halving, which run the native call
+// (allreduce, reduce_scatter_block) or the binomial tree (reduce) for
+// non-commutative operations.
 #ifndef RANKSHAPE_LIB_COLL_ALGORITHMS_H_
 #define RANKSHAPE_LIB_COLL_ALGORITHMS_H_
 
