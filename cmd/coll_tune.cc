@@ -26,6 +26,7 @@
 #include "lib/coll/config.h"
 #include "lib/coll/hierarchy.h"
 #include "lib/coll/model.h"
+#include "lib/coll/racks.h"
 #include "lib/coll/table.h"
 #include "lib/coll/workload.h"
 #include "lib/io/atomic_file.h"
@@ -37,7 +38,7 @@ using namespace rankshape;
 using namespace rankshape::coll;
 
 struct Args {
-  std::string out, report, groups = "nodes";
+  std::string out, report, groups = "nodes", racks = "auto";
   std::vector<std::string> collectives = {
       "bcast",    "reduce", "allreduce", "gather", "scatter", "allgather", "reduce_scatter_block",
       "alltoall", "barrier"};
@@ -80,7 +81,13 @@ int run(const Args& a) {
     which.push_back(*c);
   }
   auto groups = groups_of(a.groups, MPI_COMM_WORLD, p);
-  if (a.rack_nodes > 0) groups = Hierarchy::with_coarser(std::move(groups), a.rack_nodes);
+  if (a.rack_nodes > 0) {
+    groups = Hierarchy::with_coarser(std::move(groups), a.rack_nodes);
+  } else if (a.groups == "nodes" && a.racks == "auto") {
+    // As the dispatcher finds them (RANKSHAPE_COLL_RACKS), so that its
+    // hierarchy has the table's levels.
+    groups = with_found_racks(MPI_COMM_WORLD, std::move(groups));
+  }
   const Hierarchy h(MPI_COMM_WORLD, std::move(groups));
   TuningTable fresh;
   const std::vector<int> sizes = level_sizes(h);
@@ -236,6 +243,11 @@ int main(int argc, char** argv) {
   app.add_option("--rack-nodes", a.rack_nodes,
                  "a level of racks above the groups: this many consecutive groups each")
       ->check(CLI::PositiveNumber);
+  app.add_option("--racks", a.racks,
+                 "auto: with --groups nodes and no --rack-nodes, find levels above the nodes "
+                 "by timing round trips between them, as the dispatcher does; off: none")
+      ->check(CLI::IsMember({"auto", "off"}))
+      ->capture_default_str();
   app.add_flag("--merge", a.merge, "keep the entries of an existing --out for other keys");
   return parse_run_finalize(app, argc, argv, [&] { return run(a); });
 }

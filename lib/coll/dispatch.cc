@@ -26,6 +26,7 @@
 #include "lib/coll/hierarchy.h"
 #include "lib/coll/model.h"
 #include "lib/coll/pipeline.h"
+#include "lib/coll/racks.h"
 #include "lib/coll/table.h"
 #include "lib/coll/workload.h"
 #include "lib/mpi/error.h"
@@ -41,6 +42,7 @@ struct Settings {
   Mode mode = Mode::kAuto;
   std::string table;   // path, or empty
   std::string groups;  // RANKSHAPE_COLL_GROUPS, or empty
+  bool racks = true;   // RANKSHAPE_COLL_RACKS: find levels above the nodes
   // The most memory a trial may take on a rank (its buffers counted
   // twice, fastest()); beyond it the model alone chooses.
   std::int64_t trial_memory = std::int64_t{64} << 20;  // RANKSHAPE_COLL_TRIAL_MEMORY
@@ -65,6 +67,16 @@ const Settings& settings() {
     }
     if (const char* t = std::getenv("RANKSHAPE_COLL_TABLE")) out.table = t;
     if (const char* g = std::getenv("RANKSHAPE_COLL_GROUPS")) out.groups = g;
+    if (const char* r = std::getenv("RANKSHAPE_COLL_RACKS")) {
+      const std::string_view v = r;
+      if (v == "auto" || v.empty()) {
+        out.racks = true;
+      } else if (v == "off") {
+        out.racks = false;
+      } else {
+        out.error = "RANKSHAPE_COLL_RACKS='" + std::string(v) + "': expected auto or off";
+      }
+    }
     if (const char* m = std::getenv("RANKSHAPE_COLL_TRIAL_MEMORY")) {
       const std::string_view v = m;
       const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out.trial_memory);
@@ -319,7 +331,12 @@ std::unique_ptr<Context> build(MPI_Comm comm, std::vector<std::vector<int>> grou
       throw std::invalid_argument(std::string("RANKSHAPE_COLL_GROUPS=") + e.what());
     }
   }
-  if (groups.empty()) groups = Hierarchy::machine_groups(comm);
+  if (groups.empty()) {
+    groups = Hierarchy::machine_groups(comm);
+    // Racks are measured only above the machine's own nodes: pretended or
+    // given groups are meant as they are.
+    if (s.racks) groups = with_found_racks(comm, std::move(groups));
+  }
   Hierarchy h(comm, std::move(groups));
   if (!h.useful()) return context;
   if (!s.table.empty()) {

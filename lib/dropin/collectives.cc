@@ -4,7 +4,7 @@
 // to rankshape::coll::dispatch, which runs either a hierarchical collective
 // or the MPI library's own (PMPI_) one. The choice, its caching per
 // communicator, the re-entrancy of the library's own MPI calls and the
-// environment (RANKSHAPE_COLL, RANKSHAPE_COLL_GROUPS, RANKSHAPE_COLL_TABLE)
+// environment (RANKSHAPE_COLL, RANKSHAPE_COLL_GROUPS, RANKSHAPE_COLL_RACKS, RANKSHAPE_COLL_TABLE)
 // are dispatch's; see lib/coll/dispatch.h.
 //
 // Use it by preloading librankshape_coll.so (LD_PRELOAD, forwarded to the

@@ -189,4 +189,15 @@ elif ! grep -q "RANKSHAPE_COLL_TRIAL_MEMORY='64M': expected a number of bytes" "
 else
   echo "ok: np 3 RANKSHAPE_COLL_TRIAL_MEMORY=64M: named, and the job fails"
 fi
+# So is a racks setting other than auto or off.
+if launch 3 "$dir/bad_racks" "${bad_preload[@]}" RANKSHAPE_COLL_RACKS=yes \
+  -- "${bad[@]}" "${program_args[@]}"; then
+  fail "RANKSHAPE_COLL_RACKS=yes: the program succeeded"
+  show "$dir/bad_racks"
+elif ! grep -q "RANKSHAPE_COLL_RACKS='yes': expected auto or off" "$dir/bad_racks.err"; then
+  fail "RANKSHAPE_COLL_RACKS=yes: no message naming it"
+  show "$dir/bad_racks"
+else
+  echo "ok: np 3 RANKSHAPE_COLL_RACKS=yes: named, and the job fails"
+fi
 exit $((failures > 0))
