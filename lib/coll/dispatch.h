@@ -4,15 +4,16 @@
 //
 // The first collective call on a communicator builds its context once and
 // caches it on the communicator (an MPI attribute, freed with it): the
-// hierarchy (sockets and nodes, Hierarchy::machine_groups, or the groups
+// hierarchy (sockets and nodes, Hierarchy::machine_groups, and the racks
+// above them that timing the node leaders shows, racks.h; or the groups
 // given to set_groups), per-level cost parameters fitted from a short measurement,
 // and the rows of the tuning table for its level sizes. Where the table
 // has no row, the first call of each collective in each size class (up to
 // 2^k bytes) is a trial: the MPI library's own call, the cost model's two
 // best hierarchical configurations and its best with another top-level
-// algorithm than theirs, for bcast, reduce and allreduce
-// rankshape's flat algorithm by the textbook rules (config.h), and for
-// allreduce this communicator's own reduce then bcast (decided first) are
+// algorithm than theirs, rankshape's flat algorithm by the textbook rules
+// (config.h), and for allreduce this communicator's own reduce then bcast
+// and its own reduce_scatter_block then allgather (decided first) are
 // timed on scratch buffers of that size (3 runs each after a warm-up, the
 // slowest rank's median) and the fastest serves every later call of the
 // class; native wins ties. A
@@ -32,6 +33,8 @@
 //       hierarchical path when the communicator spans several nodes (for
 //       tests); native: never.
 //   RANKSHAPE_COLL_TABLE=FILE   a tuning table written by coll_tune.
+//   RANKSHAPE_COLL_RACKS=auto|off   auto (default): find racks above the
+//       machine's nodes (racks.h); off: nodes are the top.
 //   RANKSHAPE_COLL_GROUPS=blocks:N|dealt:N   pretend that nodes are blocks
 //       of N consecutive ranks, or ranks dealt round-robin over N nodes
 //       (testing hierarchical paths on one machine).
