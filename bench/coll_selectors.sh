@@ -245,6 +245,9 @@ elapsed=$(($(date +%s) - start))
   echo "reduce_scatter_block; sizes whose buffers pass 4 GiB over all ranks are left out). The link bound:"
   echo "\`bench/coll_selectors.py\`; \"% of bound\" is bound / time. \"predicted\": the cost"
   echo "model's price of rankshape's choice (\`lib/coll/model.h\`; native: its best flat algorithm)."
+  # rankshape's own settings, which smpirun passes on (e.g. RANKSHAPE_COLL_RACKS=auto).
+  settings=$(env | grep '^RANKSHAPE_COLL' | sort | paste -sd' ' || true)
+  if [ -n "$settings" ]; then echo "rankshape's settings: \`$settings\`."; fi
   if [ -n "$reuse" ]; then
     reused=$(for spec in $runs; do
       IFS=: read -r name layout np <<<"$spec"

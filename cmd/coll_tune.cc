@@ -38,7 +38,7 @@ using namespace rankshape;
 using namespace rankshape::coll;
 
 struct Args {
-  std::string out, report, groups = "nodes", racks = "auto";
+  std::string out, report, groups = "nodes", racks = "off";
   std::vector<std::string> collectives = {
       "bcast",    "reduce", "allreduce", "gather", "scatter", "allgather", "reduce_scatter_block",
       "alltoall", "barrier"};
@@ -84,8 +84,8 @@ int run(const Args& a) {
   if (a.rack_nodes > 0) {
     groups = Hierarchy::with_coarser(std::move(groups), a.rack_nodes);
   } else if (a.groups == "nodes" && a.racks == "auto") {
-    // As the dispatcher finds them (RANKSHAPE_COLL_RACKS), so that its
-    // hierarchy has the table's levels.
+    // As the dispatcher finds them (RANKSHAPE_COLL_RACKS=auto), so that
+    // its hierarchy has the table's levels.
     groups = with_found_racks(MPI_COMM_WORLD, std::move(groups));
   }
   const Hierarchy h(MPI_COMM_WORLD, std::move(groups));
@@ -245,7 +245,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--racks", a.racks,
                  "auto: with --groups nodes and no --rack-nodes, find levels above the nodes "
-                 "by timing round trips between them, as the dispatcher does; off: none")
+                 "by timing round trips between them, as the dispatcher does with "
+                 "RANKSHAPE_COLL_RACKS=auto; off: none")
       ->check(CLI::IsMember({"auto", "off"}))
       ->capture_default_str();
   app.add_flag("--merge", a.merge, "keep the entries of an existing --out for other keys");

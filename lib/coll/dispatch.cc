@@ -42,7 +42,7 @@ struct Settings {
   Mode mode = Mode::kAuto;
   std::string table;   // path, or empty
   std::string groups;  // RANKSHAPE_COLL_GROUPS, or empty
-  bool racks = true;   // RANKSHAPE_COLL_RACKS: find levels above the nodes
+  bool racks = false;  // RANKSHAPE_COLL_RACKS=auto: find levels above the nodes
   // The most memory a trial may take on a rank (its buffers counted
   // twice, fastest()); beyond it the model alone chooses.
   std::int64_t trial_memory = std::int64_t{64} << 20;  // RANKSHAPE_COLL_TRIAL_MEMORY
@@ -69,9 +69,9 @@ const Settings& settings() {
     if (const char* g = std::getenv("RANKSHAPE_COLL_GROUPS")) out.groups = g;
     if (const char* r = std::getenv("RANKSHAPE_COLL_RACKS")) {
       const std::string_view v = r;
-      if (v == "auto" || v.empty()) {
+      if (v == "auto") {
         out.racks = true;
-      } else if (v == "off") {
+      } else if (v == "off" || v.empty()) {
         out.racks = false;
       } else {
         out.error = "RANKSHAPE_COLL_RACKS='" + std::string(v) + "': expected auto or off";

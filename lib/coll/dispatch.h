@@ -4,8 +4,9 @@
 //
 // The first collective call on a communicator builds its context once and
 // caches it on the communicator (an MPI attribute, freed with it): the
-// hierarchy (sockets and nodes, Hierarchy::machine_groups, and the racks
-// above them that timing the node leaders shows, racks.h; or the groups
+// hierarchy (sockets and nodes, Hierarchy::machine_groups, and with
+// RANKSHAPE_COLL_RACKS=auto the racks above them that timing the node
+// leaders shows, racks.h; or the groups
 // given to set_groups), per-level cost parameters fitted from a short measurement,
 // and the rows of the tuning table for its level sizes. Where the table
 // has no row, the first call of each collective in each size class (up to
@@ -33,8 +34,12 @@
 //       hierarchical path when the communicator spans several nodes (for
 //       tests); native: never.
 //   RANKSHAPE_COLL_TABLE=FILE   a tuning table written by coll_tune.
-//   RANKSHAPE_COLL_RACKS=auto|off   auto (default): find racks above the
-//       machine's nodes (racks.h); off: nodes are the top.
+//   RANKSHAPE_COLL_RACKS=auto|off   auto: find racks above the machine's
+//       nodes (racks.h); off (default): nodes are the top. Off by default:
+//       a hierarchy with racks prices calls far better, but its trials
+//       cannot choose the algorithms that run over all node leaders at once,
+//       and on SMPI's lvl3-rack4-node8-core8 some calls were then slower
+//       (docs/benchmarks.md, "Racks found by timing").
 //   RANKSHAPE_COLL_GROUPS=blocks:N|dealt:N   pretend that nodes are blocks
 //       of N consecutive ranks, or ranks dealt round-robin over N nodes
 //       (testing hierarchical paths on one machine).

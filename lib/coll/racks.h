@@ -12,7 +12,8 @@
 // of 8 and the hierarchy gets three levels (cores, nodes, racks) instead
 // of two. Its cost model then prices steps inside a rack apart from those
 // between racks (calibrate.h), instead of every step at the dearest pair's
-// cost.
+// cost. The dispatcher uses it with RANKSHAPE_COLL_RACKS=auto (dispatch.h
+// says why not by default).
 #ifndef RANKSHAPE_LIB_COLL_RACKS_H_
 #define RANKSHAPE_LIB_COLL_RACKS_H_
 
