@@ -122,11 +122,13 @@ for np in "${rank_counts[@]}"; do
     i=$((i + 1))
   done
   if [ "$launcher" = smpi ] && [ "$np" -gt 1 ]; then
-    # The simulated hosts are the nodes: ranks dealt over 4 hosts.
+    # The simulated hosts are the nodes: ranks dealt over 4 hosts. Racks
+    # are looked for among them (timed inside the first dispatched call);
+    # the cluster is flat, so the hosts stay the top.
     expect=$(hierarchical_calls dealt:4 "$np")
-    run "np $np linked, hierarchical over the simulated hosts (hierarchical calls: $(some "$expect"))" \
-      "$np" "$dir/linked_hosts" RANKSHAPE_COLL=hierarchical RANKSHAPE_EXPECT_DISPATCH="$expect" \
-      -- "$linked"
+    run "np $np linked, hierarchical over the simulated hosts, racks looked for (hierarchical calls: $(some "$expect"))" \
+      "$np" "$dir/linked_hosts" RANKSHAPE_COLL=hierarchical RANKSHAPE_COLL_RACKS=auto \
+      RANKSHAPE_EXPECT_DISPATCH="$expect" -- "$linked"
   fi
 done
 
