@@ -1,6 +1,5 @@
 #include "lib/coll/racks.h"
 
-#include <algorithm>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -37,15 +36,18 @@ std::vector<std::vector<int>> with_found_racks(MPI_Comm comm, std::vector<std::v
   }
   check_pingpong_options(options);
   const std::vector<int>& top = groups.back();
-  // Each coarsest group's leader is its lowest rank; leaders in rank order.
-  std::map<int, int> leader_of;  // group -> its lowest rank
-  for (int r = 0; r < p; ++r) leader_of.emplace(top[static_cast<std::size_t>(r)], r);
-  const int n = static_cast<int>(leader_of.size());
-  if (n < 3 || n > kMaxRackLeaders) return groups;
+  // Each coarsest group's leader is its lowest rank; the leaders, in rank
+  // order, are the groups in the order their first ranks come.
+  std::map<int, int> index_of;  // coarsest group -> its leader's index
   std::vector<int> leaders;
-  for (const auto& [group, rank] : leader_of) leaders.push_back(rank);
-  std::sort(leaders.begin(), leaders.end());
-  const bool leading = leader_of.at(top[static_cast<std::size_t>(me)]) == me;
+  for (int r = 0; r < p; ++r) {
+    if (index_of.emplace(top[static_cast<std::size_t>(r)], static_cast<int>(leaders.size())).second)
+      leaders.push_back(r);
+  }
+  const int n = static_cast<int>(leaders.size());
+  if (n < 3 || n > kMaxRackLeaders) return groups;
+  const bool leading =
+      leaders[static_cast<std::size_t>(index_of.at(top[static_cast<std::size_t>(me)]))] == me;
   // Rank 0 leads its group and is the leaders' rank 0 (keys are comm ranks).
   const std::optional<mpi::Communicator> among = mpi::split_members(comm, leading ? 0 : -1, me);
   // Levels found, finest first, each a coarse group per leader (in leader
@@ -64,9 +66,6 @@ std::vector<std::vector<int>> with_found_racks(MPI_Comm comm, std::vector<std::v
   mpi::check(MPI_Bcast(&length, 1, MPI_INT, 0, comm), "MPI_Bcast");
   found.resize(static_cast<std::size_t>(length));
   if (length > 0) mpi::check(MPI_Bcast(found.data(), length, MPI_INT, 0, comm), "MPI_Bcast");
-  std::map<int, int> index_of;  // coarsest group -> its leader's index
-  for (int i = 0; i < n; ++i)
-    index_of[top[static_cast<std::size_t>(leaders[static_cast<std::size_t>(i)])]] = i;
   for (int start = 0; start < length; start += n) {
     std::vector<int> table(static_cast<std::size_t>(p));
     for (int r = 0; r < p; ++r) {
