@@ -4,16 +4,16 @@
 // jumps in those times (groupings_by_gaps() in lib/model/link_load.h, the
 // rule relabel uses on measured costs) give the levels above the nodes.
 //
-// Example: SMPI's lvl3-rack4-node8-core8 (4 racks of 8 nodes of 8 cores;
-// 10 Gb/s node links, one 10 Gb/s uplink per rack). With every pair of a
-// round measuring at once (a one-off run that printed the times), 64 KiB
-// took 114 us one way between nodes of a rack and 303 to 655 us between
-// racks, whose uplinks the round's other pairs share: one jump of 2.7x, so the 32 node leaders fall into 4 racks
-// of 8 and the hierarchy gets three levels (cores, nodes, racks) instead
-// of two. Its cost model then prices steps inside a rack apart from those
-// between racks (calibrate.h), instead of every step at the dearest pair's
-// cost. The dispatcher uses it with RANKSHAPE_COLL_RACKS=auto (dispatch.h
-// says why not by default).
+// Example: SMPI's lvl3-rack4-node8-core8 (4 racks of 8 nodes of 8 cores; 10
+// Gb/s node links, one 10 Gb/s uplink per rack). With every pair of a round
+// measuring at once (a one-off run that printed the times), 64 KiB took 114
+// us one way between nodes of a rack and 303 to 655 us between racks, whose
+// uplinks the round's other pairs share: one jump of 2.7x, so the 32 node
+// leaders fall into 4 racks of 8 and the hierarchy gets three levels
+// (cores, nodes, racks) instead of two. Its cost model then prices steps
+// inside a rack apart from those between racks (calibrate.h), instead of
+// every step at the dearest pair's cost. The dispatcher uses it with
+// RANKSHAPE_COLL_RACKS=auto (dispatch.h says why not by default).
 #ifndef RANKSHAPE_LIB_COLL_RACKS_H_
 #define RANKSHAPE_LIB_COLL_RACKS_H_
 
