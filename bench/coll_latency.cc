@@ -18,6 +18,11 @@
 // --label han, and the native column of the second run is HAN's.
 // The rankshape mode follows RANKSHAPE_COLL, RANKSHAPE_COLL_TABLE and
 // RANKSHAPE_COLL_GROUPS (dispatch.h); --rack-nodes gives it racks as well.
+// --relabel DIMS (e.g. 8x8x4) times both modes on the communicator that
+// relabel_comm() returns for that grid and --pattern (fibres, or a stencil
+// such as stencil:periodic), costs found as a program's would be (auto):
+// a relabelled program's ranks are no longer in node order, and rankshape
+// gets its nodes from relabel_comm() (set_groups), not from discovery.
 //
 // Output (rank 0, written atomically at the end): CSV rows
 //   collective,bytes,mode,label,seconds,choice,first_seconds,predicted_seconds
@@ -37,6 +42,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -48,6 +54,10 @@
 #include "lib/coll/hierarchy.h"
 #include "lib/coll/workload.h"
 #include "lib/io/atomic_file.h"
+#include "lib/model/grid.h"
+#include "lib/model/objective.h"
+#include "lib/model/pattern.h"
+#include "lib/shape/shape.h"
 
 namespace {
 
@@ -55,7 +65,7 @@ using namespace rankshape;
 using namespace rankshape::coll;
 
 struct Args {
-  std::string out, label = "tuned";
+  std::string out, label = "tuned", relabel, pattern = "fibres";
   std::vector<std::string> collectives = {
       "bcast",    "reduce", "allreduce", "gather", "scatter", "allgather", "reduce_scatter_block",
       "alltoall", "barrier"};
@@ -99,10 +109,46 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+/// The communicator timed: MPI_COMM_WORLD, or its relabelling for --relabel
+/// (held in `shaped`).
+MPI_Comm timed_comm(const Args& a, std::optional<ShapedComm>& shaped) {
+  if (a.relabel.empty()) return MPI_COMM_WORLD;
+  ShapeOptions o;
+  o.objective = ObjectiveSpec::parse("", Pattern::parse(a.pattern));
+  // --rack-nodes sets the groups itself, after relabel_comm().
+  o.collective_groups = a.rack_nodes == 0;
+  const Grid grid = Grid::parse(a.relabel);
+  const double start = MPI_Wtime();
+  shaped.emplace(relabel_comm(MPI_COMM_WORLD, grid, o));
+  const double seconds = MPI_Wtime() - start;
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  if (world_rank == 0) {
+    const ShapeReport& r = shaped->report();
+    std::cout << fmt::format(
+        "# relabelled {} for {}: costs {}, algorithm {}, objective {:.6g} -> {:.6g}, {:.3f} s; "
+        "new rank r is old rank:{}\n",
+        a.relabel, a.pattern, r.cost_source, r.algorithm, r.before.value.primary,
+        r.after.value.primary, seconds, [&] {
+          std::string list;
+          for (int n = 0; n < grid.size(); ++n) {
+            list += fmt::format(" {}", shaped->old_of(NewRank(n)).value());
+          }
+          return list;
+        }());
+  }
+  return shaped->comm().get();
+}
+
 int run(const Args& a) {
+  if (a.relabel.empty() && a.pattern != "fibres") {
+    throw std::invalid_argument("--pattern needs --relabel");
+  }
+  std::optional<ShapedComm> shaped;
+  const MPI_Comm comm = timed_comm(a, shaped);
   int rank = 0, p = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
   std::vector<Collective> which;
   for (const std::string& name : a.collectives) {
     const auto c = collective_named(name);
@@ -126,11 +172,10 @@ int run(const Args& a) {
   // its first call: here, untimed.
   if (rankshape) {
     if (a.rack_nodes > 0) {
-      dispatch::set_groups(
-          MPI_COMM_WORLD,
-          Hierarchy::with_coarser(Hierarchy::machine_groups(MPI_COMM_WORLD), a.rack_nodes));
+      dispatch::set_groups(comm,
+                           Hierarchy::with_coarser(Hierarchy::machine_groups(comm), a.rack_nodes));
     }
-    if (dispatch::barrier(MPI_COMM_WORLD) != MPI_SUCCESS) {
+    if (dispatch::barrier(comm) != MPI_SUCCESS) {
       throw std::runtime_error("the first dispatched call failed (see rankshape's message)");
     }
   }
@@ -153,22 +198,22 @@ int run(const Args& a) {
       }
       const std::int64_t key = barrier ? 0 : bytes;
       const int reps = reps_for(a, key), warmup = warmup_for(a, key);
-      Workload work(c, bytes, MPI_COMM_WORLD);
+      Workload work(c, bytes, comm);
       double native_s = -1, rankshape_s = -1;
       std::string choice;
       // The first call alone, then the warm-up and the timed repetitions:
       // rankshape's first call of a size makes its trial (dispatch.h).
       if (native) {
         const auto call = [&] { work.run_native(); };
-        const double first = time_collective(MPI_COMM_WORLD, 0, 1, call);
-        native_s = time_collective(MPI_COMM_WORLD, warmup, reps, call);
+        const double first = time_collective(comm, 0, 1, call);
+        native_s = time_collective(comm, warmup, reps, call);
         csv << fmt::format("{},{},native,{},{:.9g},,{:.9g},\n", collective_name(c), key, a.label,
                            native_s, first);
       }
       if (rankshape) {
         const auto call = [&] { work.run(dispatch::calls()); };
-        const double first = time_collective(MPI_COMM_WORLD, 0, 1, call);
-        rankshape_s = time_collective(MPI_COMM_WORLD, warmup, reps, call);
+        const double first = time_collective(comm, 0, 1, call);
+        rankshape_s = time_collective(comm, warmup, reps, call);
         choice = dispatch::last_choice();
         csv << fmt::format("{},{},rankshape,{},{:.9g},{},{:.9g},{:.9g}\n", collective_name(c), key,
                            a.label, rankshape_s, csv_field(choice), first,
@@ -236,6 +281,13 @@ int main(int argc, char** argv) {
                  "rankshape mode: a second level of racks of this many consecutive nodes "
                  "(0: nodes only, or RANKSHAPE_COLL_GROUPS)")
       ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--relabel", a.relabel,
+                 "time on relabel_comm()'s communicator for this grid (e.g. 8x8x4), not on "
+                 "MPI_COMM_WORLD");
+  app.add_option("--pattern", a.pattern,
+                 "with --relabel: the traffic it relabels for (fibres, stencil, stencil:periodic, "
+                 "...)")
       ->capture_default_str();
   return parse_run_finalize(app, argc, argv, [&] { return run(a); });
 }

@@ -26,6 +26,18 @@ c ranks, K nodes per rack:
   allgather: every node receives (p - c) m; a backbone carries that for
     each of its nodes; a rack's uplink carries the rest of the job's
     blocks in and its own out.
+
+The log-depth latency model (issue 28's goal 4: barrier and allreduce of
+small messages within 2x of it) is the time of a dissemination through
+the machine's levels, one message per round: ceil(log2 c) rounds inside a
+node, ceil(log2 K) between the nodes of a rack, ceil(log2 R) between R
+racks (c, K, R: what the job's ranks fill in blocks), each round one
+message's latency over its route: loopback inside a node, node link +
+backbone + node link between nodes, and through both racks' backbones and
+uplinks between racks. SMPI multiplies the latency of a message under 257 B
+by its lat-factor, 2.01467 by default (1 with --flat-factors, the run's
+file `factors`); the model does too, and is shown for barrier and
+allreduce up to 256 B.
 """
 import csv
 import os
@@ -36,6 +48,9 @@ import xml.etree.ElementTree as ET
 from coll_report import size_name
 
 SELECTORS = ["ompi", "mpich", "mvapich2", "impi"]
+# SMPI 3.32's default smpi/lat-factor for messages under 257 B.
+SMALL_LAT_FACTOR = 2.01467
+SMALL = 256  # bytes: the latency model's rows (barrier counts as 0 B)
 GOAL_SLOWDOWN = 1.05
 BIG = 64 << 10  # below, latency (left out of the bound) dominates: no bound shown
 
@@ -47,6 +62,19 @@ def rate(text):
         raise ValueError(f"unknown bandwidth '{text}'")
     scale = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[m.group(2)]
     return float(m.group(1)) * scale / (8 if m.group(3) == "bps" else 1)
+
+
+def duration(text):
+    """SimGrid latency ("2us", "0.2us", "1ms", "0") in seconds."""
+    m = re.fullmatch(r"([0-9.eE+-]+)\s*(s|ms|us|ns|ps)?", text.strip())
+    if not m:
+        raise ValueError(f"unknown latency '{text}'")
+    scale = {None: 1, "s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
+def ceil_log2(n):
+    return max(0, (n - 1).bit_length())
 
 
 def radical_count(text):
@@ -77,6 +105,12 @@ class Platform:
         links = [l.attrib for l in root.iter("link")]
         uplinks = [rate(l["bandwidth"]) for l in links if l["id"].startswith("uplink")]
         self.uplink_bw = min(uplinks) if self.racks > 1 and uplinks else None
+        self.loopback_lat = duration(first.get("loopback_lat", "0"))
+        self.node_lat = duration(first.get("lat", "0"))
+        self.backbone_lat = duration(first.get("bb_lat", "0"))
+        uplink_lats = [duration(l.get("latency", "0")) for l in links
+                       if l["id"].startswith("uplink")]
+        self.uplink_lat = max(uplink_lats) if uplink_lats else 0.0
 
     @property
     def nodes(self):
@@ -108,6 +142,19 @@ class Platform:
         else:
             return None
         return max(times)
+
+
+    def latency_model(self, ranks, factor):
+        """Seconds of the log-depth latency model (the module's doc) for
+        `ranks` placed in blocks; factor: SMPI's latency factor."""
+        c = min(self.cores, ranks)
+        nodes = -(-ranks // c)
+        k = min(self.nodes_per_rack, nodes)
+        racks = -(-nodes // k)
+        node_hop = 2 * self.node_lat + self.backbone_lat
+        rack_hop = 2 * (self.node_lat + self.backbone_lat + self.uplink_lat)
+        return factor * (ceil_log2(c) * self.loopback_lat + ceil_log2(k) * node_hop +
+                         ceil_log2(racks) * rack_hop)
 
 
 def read_run(directory):
@@ -163,14 +210,16 @@ def main(argv):
                "",
                "| run | (collective, size) | rankshape / best built-in: worst | over 1.05 | "
                "bcast, reduce >= 1 MiB: speedup over ompi, % of bound (best built-in's) | "
-               "allreduce slower than its compositions |",
-               "|---|---:|---|---:|---|---|"]
+               "allreduce slower than its compositions | "
+               "barrier, allreduce <= 256 B: rankshape (best built-in) / latency model |",
+               "|---|---:|---|---:|---|---|---|"]
     details = []
     with open(out_csv, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["run", "collective", "bytes"] + [f"{s}_s" for s in SELECTORS] +
                    ["best_builtin", "rankshape_s", "choice", "ratio_vs_best", "speedup_vs_ompi",
-                    "bound_s", "rankshape_first_s", "rankshape_predicted_s"])
+                    "bound_s", "rankshape_first_s", "rankshape_predicted_s",
+                    "latency_model_s"])
         for spec in runs:
             name, _, directory = spec.partition("=")
             for needed in ("platform.xml", "ranks"):
@@ -181,6 +230,9 @@ def main(argv):
                 ranks = int(r.read())
             rows = read_run(directory)
             deadlocks = read_deadlocks(directory)
+            flat = os.path.exists(os.path.join(directory, "factors"))
+            model = platform.latency_model(ranks, 1.0 if flat else SMALL_LAT_FACTOR)
+            latency = []  # "barrier 1.23 (1.10)", ...
             details += [f"### {name}", "",
                         "| collective | size | " + " | ".join(f"{s} us" for s in SELECTORS) +
                         " | best | rankshape us | rankshape / best | speedup vs ompi | bound us | "
@@ -201,6 +253,11 @@ def main(argv):
                 speedup = builtin["ompi"] / ours if "ompi" in builtin else float("nan")
                 bound = platform.bound(collective, b, ranks)
                 what = f"{collective} {size_name(b)}"
+                # No model where no latency is known (a platform without one).
+                modelled = collective in ("barrier", "allreduce") and b <= SMALL and model > 0
+                if modelled:
+                    latency.append(f"{collective if collective == 'barrier' else what} "
+                                   f"{ours / model:.2f} ({builtin[best] / model:.2f})")
                 if ratio > worst[0]:
                     worst = (ratio, what)
                 over += ratio > GOAL_SLOWDOWN
@@ -210,7 +267,8 @@ def main(argv):
                 w.writerow([name, collective, b] + [builtin.get(s, "") for s in SELECTORS] +
                            [best, ours, choice, f"{ratio:.4f}", f"{speedup:.4f}",
                             f"{bound:.9f}" if bound else "", first if first is not None else "",
-                            predicted if predicted is not None else ""])
+                            predicted if predicted is not None else "",
+                            f"{model:.9f}" if modelled else ""])
                 details.append(
                     f"| {collective} | {size_name(b)} | " +
                     " | ".join(f"{builtin[s] * 1e6:.1f}" if s in builtin else
@@ -223,6 +281,10 @@ def main(argv):
                     (f"{first * 1e6:.1f}" if first is not None else "") + " | " +
                     (f"{predicted * 1e6:.1f}" if predicted is not None else "") + " |")
             details.append("")
+            if latency:
+                details += [f"Log-depth latency model: {model * 1e6:.1f} us "
+                            f"({'flat factors' if flat else 'SMPI lat-factor 2.01467'}); "
+                            f"rankshape (best built-in) / model: {', '.join(latency)}.", ""]
             if accuracy:
                 accuracy.sort()
                 details += [f"Measured over predicted (the cost model's price of the choice): "
@@ -253,7 +315,7 @@ def main(argv):
                                             f"{label})")
             summary.append(f"| {name} | {measured} | {worst[0]:.2f} ({worst[1]}) | {over} | "
                            f"{'; '.join(large) or '-'} | {', '.join(inconsistent) or 'none'} "
-                           f"({compared} compared) |")
+                           f"({compared} compared) | {'; '.join(latency) or '-'} |")
     with open(out_md, "w") as f:
         f.write("\n".join(lines + summary + ["", "## Tables", ""] + details) + "\n")
 

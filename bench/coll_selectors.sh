@@ -7,8 +7,13 @@
 #   bench/coll_selectors.sh [--runs "PLATFORM:LAYOUT:RANKS ..."]
 #       [--collectives LIST] [--sizes LIST] [--candidates N] [--out DIR]
 #       [--reuse-builtins DIR] [--jobs N] [--no-tune] [--flat-factors]
-# LAYOUT: block (data/platforms/PLATFORM.hostfile: node by node) or rr
-# (PLATFORM-rr.hostfile: ranks dealt round-robin over the nodes); fewer
+# LAYOUT: block (data/platforms/PLATFORM.hostfile: node by node), rr
+# (PLATFORM-rr.hostfile: ranks dealt round-robin over the nodes), random
+# (PLATFORM-random.hostfile), uneven (node i of the block hostfile takes
+# cores - i mod cores ranks: 8, 7, ..., 1, 8, 7, ... on 8-core nodes, 144
+# ranks on 32 nodes), or fibres-DIMS / stencil-DIMS (block placement, every
+# column timed on the communicator relabel_comm() returns for grid DIMS,
+# e.g. stencil-8x8x4: coll_latency --relabel). Fewer
 # ranks than the hostfile has slots leave the last node short (250 of 256:
 # 2 on the last node, and not a power of two). Per run,
 # each selector's native collectives (coll_latency --modes native), then
@@ -61,17 +66,45 @@ done
 for tool in smpirun python3; do
   command -v "$tool" >/dev/null || { echo "coll_selectors.sh: needs $tool (tools/install-deps)" >&2; exit 1; }
 done
+# The hostfile a layout starts from (uneven: the block one, rewritten by
+# uneven_hostfile()); status 1 for an unknown layout.
+placement_of() {  # PLATFORM LAYOUT
+  case $2 in
+    block | uneven | fibres-* | stencil-*) echo "data/platforms/$1.hostfile" ;;
+    rr | random) echo "data/platforms/$1-$2.hostfile" ;;
+    *) return 1 ;;
+  esac
+}
+
+# coll_latency's arguments for a layout: the relabelled grid, if any.
+relabel_args() {  # LAYOUT
+  case $1 in
+    fibres-* | stencil-*) echo "--relabel ${1#*-} --pattern ${1%%-*}" ;;
+  esac
+}
+
+# Uneven nodes: host i of a block hostfile ("host:cores") takes
+# cores - (i mod cores) ranks.
+uneven_hostfile() {  # BLOCK_HOSTFILE OUT
+  awk -F: '{ n = $2 - (NR - 1) % $2; print $1 ":" n }' "$1" >"$2"
+}
+
 for spec in $runs; do
   IFS=: read -r name layout np <<<"$spec"
-  case $layout in
-    block) hostfile=data/platforms/$name.hostfile ;;
-    rr) hostfile=data/platforms/$name-rr.hostfile ;;
-    *) echo "coll_selectors.sh: layout '$layout' in '$spec' is not block or rr" >&2; exit 2 ;;
-  esac
+  hostfile=$(placement_of "$name" "$layout") ||
+    { echo "coll_selectors.sh: layout '$layout' in '$spec' is not block, rr, random, uneven, fibres-DIMS or stencil-DIMS" >&2; exit 2; }
   for f in "data/platforms/$name.xml" "$hostfile"; do
     [ -f "$f" ] || { echo "coll_selectors.sh: no $f (run '$spec')" >&2; exit 2; }
   done
   [[ $np =~ ^[0-9]+$ ]] || { echo "coll_selectors.sh: ranks '$np' in '$spec' is not a number" >&2; exit 2; }
+  if [ "$layout" = uneven ]; then
+    slots=$(uneven_hostfile "$hostfile" /dev/stdout | awk -F: '{ s += $2 } END { print s }')
+    [ "$np" -le "$slots" ] || { echo "coll_selectors.sh: '$spec': the uneven placement has $slots slots" >&2; exit 2; }
+  fi
+  if [ -n "$(relabel_args "$layout")" ] && [ "$tune" -eq 1 ]; then
+    echo "coll_selectors.sh: '$spec': coll_tune tunes MPI_COMM_WORLD, not a relabelled communicator: add --no-tune" >&2
+    exit 2
+  fi
 done
 if [ ${#factors[@]} -gt 0 ] && [ -n "$reuse" ]; then
   echo "coll_selectors.sh: --flat-factors cannot reuse selector columns simulated with other factors" >&2
@@ -139,18 +172,23 @@ builtin() {  # PLATFORM HOSTFILE RANKS SELECTOR DIR TIMING...
 one_run() {  # SPEC: the selectors, then rankshape, into $work/NAME-LAYOUT-RANKS
   local spec=$1 name layout np hostfile dir limit selector saved
   IFS=: read -r name layout np <<<"$spec"
-  hostfile=data/platforms/$name.hostfile
-  [ "$layout" = rr ] && hostfile=data/platforms/$name-rr.hostfile
+  hostfile=$(placement_of "$name" "$layout")
   dir=$work/$name-$layout-$np
   mkdir -p "$dir"
   cp "data/platforms/$name.xml" "$dir/platform.xml"
   echo "$np" >"$dir/ranks"
+  if [ "$layout" = uneven ]; then
+    uneven_hostfile "$hostfile" "$dir/hostfile"
+    hostfile=$dir/hostfile
+  fi
   # The network factors simulated, so that a later --reuse-builtins takes
   # only columns made with the default ones.
   if [ ${#factors[@]} -gt 0 ]; then echo flat >"$dir/factors"; fi
   # Every simulated rank's buffers are real memory: 4 GiB per run.
   limit=$((4096 / np))
   local timing=(--reps 3 --min-reps 3 --warmup 1 --max-buffer-mib "$limit")
+  # shellcheck disable=SC2207  # words of relabel_args, no globs
+  timing+=($(relabel_args "$layout"))
   local common=(--collectives "$collectives" --sizes "$sizes" "${timing[@]}")
   for selector in ompi mpich mvapich2 impi; do
     saved=$reuse/coll_selectors/$name-$layout-$np/$selector.csv

@@ -92,6 +92,24 @@ class BoundTest(unittest.TestCase):
         self.assertAlmostEqual(p.bound("bcast", M, 8), 2 * M / 1e9)
         self.assertAlmostEqual(p.bound("allreduce", M, 8), 4 * M / 1e9)
 
+    def test_latency_model(self):
+        # 2 levels, 8 ranks: 1 round inside a node (no loopback latency:
+        # 0), 2 between 4 nodes at 2 + 1 + 2 us.
+        p = self.platform(TWO_LEVELS)
+        self.assertAlmostEqual(p.latency_model(8, 1.0), 10e-6)
+        self.assertAlmostEqual(p.latency_model(8, 2.0), 20e-6)
+        self.assertAlmostEqual(p.latency_model(2, 1.0), 0.0)  # one node
+        self.assertAlmostEqual(p.latency_model(5, 1.0), 10e-6)  # 3 nodes: 2 rounds
+        # 3 levels: 1 round between the 2 nodes of a rack (5 us), 1 between
+        # the racks: 2 (2 + 1 + 5) us.
+        p = self.platform(THREE_LEVELS)
+        self.assertAlmostEqual(p.latency_model(8, 1.0), 21e-6)
+        self.assertAlmostEqual(p.latency_model(4, 1.0), 5e-6)  # one rack
+
+    def test_bad_latency_is_named(self):
+        with self.assertRaisesRegex(ValueError, "2 hours"):
+            cs.duration("2 hours")
+
     def test_bad_bandwidth_is_named(self):
         with self.assertRaisesRegex(ValueError, "12Xbps"):
             cs.rate("12Xbps")
@@ -124,13 +142,41 @@ class ReportTest(unittest.TestCase):
             # 1.05 is not over the goal; the bound is 1573 us, 75% of 2.1 ms
             # (79% of mvapich2's 2 ms).
             self.assertIn("| tiny | 1 | 1.05 (bcast 1 MiB) | 0 | bcast 1 MiB 1.90x, 75% (79%) |"
-                          " none (0 compared) |", md)
+                          " none (0 compared) | - |", md)
             self.assertIn("1572.9 | 75%", md)
             # The first call (its trial included) is shown beside the choice.
             self.assertIn("| hierarchical levels=native,chain | 30100.0 | 1400.0 |", md)
-            self.assertTrue(rows[1].endswith(",0.0301,0.0014"))
+            self.assertTrue(rows[1].endswith(",0.0301,0.0014,"))  # no latency model
             # 2.1 ms measured against 1.4 ms predicted.
             self.assertIn("median 1.50, 1.50 to 1.50 over 1 row.", md)
+
+    def test_barrier_and_small_allreduce_against_the_latency_model(self):
+        # The 2-level platform's model at 8 ranks: 10 us x 2.01467; with
+        # flat factors (the run's file `factors`), 10 us.
+        for flat, model in ((False, 20.1467e-6), (True, 10e-6)):
+            with tempfile.TemporaryDirectory() as d:
+                run = two_level_run(d)
+                if flat:
+                    write(os.path.join(run, "factors"), "flat\n")
+                header = "collective,bytes,mode,label,seconds,choice\n"
+                rows = [("barrier", 0, 40e-6, 30e-6), ("allreduce", 8, 50e-6, 60e-6),
+                        ("allreduce", 1024, 90e-6, 80e-6)]  # over 256 B: not modelled
+                write(os.path.join(run, "ompi.csv"), header + "".join(
+                    f"{c},{b},native,ompi,{t},\n" for c, b, t, _ in rows))
+                write(os.path.join(run, "rankshape.csv"), header + "".join(
+                    f"{c},{b},rankshape,rankshape,{t},native\n" for c, b, _, t in rows))
+                write(os.path.join(d, "h.md"), "# t\n")
+                out_csv, out_md = os.path.join(d, "o.csv"), os.path.join(d, "o.md")
+                subprocess.run([PYTHON, SCRIPT, out_csv, out_md, os.path.join(d, "h.md"),
+                                "r=" + run], check=True)
+                md = read(out_md)
+                want = (f"allreduce 8 B {60e-6 / model:.2f} ({50e-6 / model:.2f}); "
+                        f"barrier {30e-6 / model:.2f} ({40e-6 / model:.2f}) |")
+                self.assertIn(want, md)
+                self.assertIn(f"Log-depth latency model: {model * 1e6:.1f} us", md)
+                lines = {r.split(",")[1] + r.split(",")[2]: r for r in read(out_csv).splitlines()}
+                self.assertTrue(lines["barrier0"].endswith(f",{model:.9f}"))
+                self.assertTrue(lines["allreduce1024"].endswith(","))
 
     def test_allreduce_slower_than_reduce_and_bcast_is_reported(self):
         with tempfile.TemporaryDirectory() as d:

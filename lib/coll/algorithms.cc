@@ -777,6 +777,14 @@ void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Data
   const Shape s = shape_of(comm);
   // Rabenseifner's halving combines out of rank order: binomial instead.
   if (a == Algorithm::kRabenseifner && !commutative(op)) a = Algorithm::kBinomial;
+  if (a == Algorithm::kNative && s.p == 1) {
+    // Nothing to combine. SimGrid 3.32's ompi selector aborts on a reduce
+    // over one rank (its binary tree sends to a rank that does not exist),
+    // and a node that holds one of the job's ranks has such a level.
+    check_arguments(count, root, s, "level_reduce");
+    if (send != MPI_IN_PLACE) copy(send, recv, count, type, layout_of(type));
+    return;
+  }
   if (a == Algorithm::kNative) {
     if (send == MPI_IN_PLACE && s.me == root && root != 0) {
       // MPICH 4.0 crashes on MPI_IN_PLACE at a root other than 0

@@ -506,10 +506,13 @@ int reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype t
     bool in_top = true;
     for (int j = 0; j < h.depth(); ++j) {
       const mpi::Communicator* level = h.level(j);
+      // level_reduce: a node of one rank is a level of one (SMPI's ompi
+      // reduce aborts there).
       if (level->rank() == 0) {
-        check(MPI_Reduce(MPI_IN_PLACE, work.get(), total, type, op, 0, level->get()), "MPI_Reduce");
+        level_reduce(Algorithm::kNative, MPI_IN_PLACE, work.get(), total, type, op, 0,
+                     level->get());
       } else {
-        check(MPI_Reduce(work.get(), nullptr, total, type, op, 0, level->get()), "MPI_Reduce");
+        level_reduce(Algorithm::kNative, work.get(), nullptr, total, type, op, 0, level->get());
         in_top = false;
         break;
       }

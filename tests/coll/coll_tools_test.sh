@@ -2,8 +2,9 @@
 # coll_tune and coll_latency end to end under the configured launcher: the
 # tuning table and report are written and well formed, a three-level
 # (--rack-nodes) run merges its entries into the same table, coll_latency's
-# dispatched calls use the table's winners, and bad arguments fail with a
-# message and leave nothing behind.
+# dispatched calls use the table's winners, it times relabel_comm()'s
+# communicator with --relabel, and bad arguments fail with a message and
+# leave nothing behind.
 #   coll_tools_test.sh LAUNCHER RUN_MPI COLL_TUNE COLL_LATENCY PLATFORM
 #       COLL_SELECTORS_PY COLL_SELECTORS_TEST_PY
 # Also bench/coll_selectors.py on coll_latency's rows, with PLATFORM (a
@@ -101,6 +102,46 @@ for r in rows:
         assert r["choice"] == winners[(r["collective"], int(r["bytes"]))], r
         assert float(r["predicted_seconds"]) > 0, r  # the model's price of the choice
 PY
+
+# coll_latency on relabel_comm()'s communicator (--relabel): both modes
+# timed, and the labelling printed is a permutation of the ranks; at an odd
+# prime count (3) and on a 2-D grid (4), with one rank's grid as the edge.
+for case in 1:1 3:3 4:2x2; do
+  np=${case%%:*} grid=${case#*:}
+  RANKSHAPE_COLL_GROUPS=blocks:2 run "$np" "$dir/relabel-$np.log" "$latency" --relabel "$grid" \
+    --pattern stencil --collectives allreduce,barrier --sizes 8 --reps 2 --min-reps 2 --warmup 1 \
+    --out "$dir/relabel-$np.csv" || { cat "$dir/relabel-$np.log"; fail "coll_latency --relabel $grid"; }
+  python3 - "$np" "$dir/relabel-$np.log" "$dir/relabel-$np.csv" <<'PY' || fail "relabelled rows ($np)"
+import csv, re, sys
+np = int(sys.argv[1])
+[line] = [l for l in open(sys.argv[2]) if l.startswith("# relabelled ")]
+old = [int(x) for x in re.search(r"new rank r is old rank:(.*)$", line).group(1).split()]
+assert sorted(old) == list(range(np)), line
+rows = list(csv.DictReader(open(sys.argv[3])))
+assert sorted((r["collective"], r["mode"]) for r in rows) == sorted(
+    (c, m) for c in ("allreduce", "barrier") for m in ("native", "rankshape")), rows
+assert all(float(r["seconds"]) > 0 for r in rows), rows
+PY
+done
+if run 3 "$dir/relabel-bad.log" "$latency" --relabel 2x2 --out "$dir/relabel-bad.csv"; then
+  fail "--relabel 2x2 accepted on 3 ranks"
+fi
+grep -q "2x2 has 4 positions" "$dir/relabel-bad.log" || { cat "$dir/relabel-bad.log"; fail "no message naming the grid"; }
+[ -e "$dir/relabel-bad.csv" ] && fail "a CSV was written for a grid that does not fit"
+
+# Under SMPI with its ompi selector (the benchmarks' fallback) and nodes of
+# one rank: 5 ranks dealt over the platform's 4 hosts leave 3 of them one.
+# SimGrid 3.32's ompi reduce aborts on a one-rank communicator, so
+# rankshape's levels must not call it there (run_mpi.sh's selection has a
+# binomial reduce, which does not abort).
+if [ "$launcher" = smpi ]; then
+  smpirun -np 5 -platform "$platform" --cfg=smpi/host-speed:1Gf \
+    --cfg=smpi/simulate-computation:no --cfg=smpi/coll-selector:ompi --log=root.thresh:warning \
+    "$latency" --modes rankshape --collectives reduce,allreduce,reduce_scatter_block \
+    --sizes 8,4096 --reps 2 --min-reps 2 --warmup 1 --out "$dir/ompi-singletons.csv" \
+    >"$dir/ompi-singletons.log" 2>&1 && [ -s "$dir/ompi-singletons.csv" ] ||
+    { tail -n 20 "$dir/ompi-singletons.log"; fail "one-rank nodes under SMPI's ompi selector"; }
+fi
 
 # bench/coll_selectors.py on this run's rows (native as one selector's
 # column, rankshape's), and its own tests.
