@@ -74,7 +74,7 @@ struct Names {
   Algorithm algorithm;
   std::string_view name;
 };
-constexpr std::array<Names, 9> kNames = {{
+constexpr std::array<Names, 10> kNames = {{
     {Algorithm::kNative, "native"},
     {Algorithm::kBinomial, "binomial"},
     {Algorithm::kKnomial, "knomial"},
@@ -84,6 +84,7 @@ constexpr std::array<Names, 9> kNames = {{
     {Algorithm::kRing, "ring"},
     {Algorithm::kRabenseifner, "rabenseifner"},
     {Algorithm::kRecursiveHalving, "recursive-halving"},
+    {Algorithm::kLinear, "linear"},
 }};
 
 struct Layout {
@@ -896,6 +897,34 @@ void level_reduce_scatter_block(Algorithm a, const void* send, void* recv, int c
   const Layout l = layout_of(type);
   recursive_halving_reduce_scatter(send == MPI_IN_PLACE ? recv : send, recv, count, type, op, comm,
                                    s, l);
+}
+
+void level_barrier(Algorithm a, MPI_Comm comm) {
+  if (a != Algorithm::kNative && a != Algorithm::kLinear) not_for(a, "barrier");
+  const Shape s = shape_of(comm);
+  if (a == Algorithm::kNative) {
+    check(MPI_Barrier(comm), "MPI_Barrier");
+    return;
+  }
+  if (s.p == 1) return;
+  if (s.me != 0) {
+    check(MPI_Send(nullptr, 0, MPI_BYTE, 0, kTag, comm), "MPI_Send");
+    check(MPI_Recv(nullptr, 0, MPI_BYTE, 0, kTag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+    return;
+  }
+  std::vector<MPI_Request> requests(static_cast<std::size_t>(s.p - 1));
+  for (int r = 1; r < s.p; ++r) {
+    check(
+        MPI_Irecv(nullptr, 0, MPI_BYTE, r, kTag, comm, &requests[static_cast<std::size_t>(r - 1)]),
+        "MPI_Irecv");
+  }
+  check(MPI_Waitall(s.p - 1, requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  for (int r = 1; r < s.p; ++r) {
+    check(
+        MPI_Isend(nullptr, 0, MPI_BYTE, r, kTag, comm, &requests[static_cast<std::size_t>(r - 1)]),
+        "MPI_Isend");
+  }
+  check(MPI_Waitall(s.p - 1, requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 }  // namespace rankshape::coll

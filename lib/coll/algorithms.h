@@ -34,6 +34,7 @@ enum class Algorithm {
   kRing,               // allreduce: ring reduce-scatter, then ring allgather; allgather
   kRabenseifner,       // allreduce, reduce: recursive halving, then recursive doubling
   kRecursiveHalving,   // reduce_scatter_block
+  kLinear,             // barrier: every rank to rank 0, then rank 0 to every rank
 };
 
 /// The radix of the k-nomial trees (kKnomial): MVAPICH2's default between
@@ -80,6 +81,11 @@ void level_allgather(Algorithm a, const void* send, int send_count, MPI_Datatype
 /// commutative op; the native call otherwise). send may be MPI_IN_PLACE.
 void level_reduce_scatter_block(Algorithm a, const void* send, void* recv, int count,
                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+/// kNative, kLinear: a message of no bytes from every rank to rank 0, then
+/// one from rank 0 to every rank (depth 2 whatever the size: the fastest
+/// where a message's cost is its latency, e.g. SimGrid's, where neither
+/// sending nor receiving one takes time).
+void level_barrier(Algorithm a, MPI_Comm comm);
 
 }  // namespace rankshape::coll
 

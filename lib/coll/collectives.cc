@@ -650,8 +650,12 @@ int alltoall(const void* send, int send_count, MPI_Datatype send_type, void* rec
   });
 }
 
-int barrier(const Hierarchy& h) {
+int barrier(const Hierarchy& h, const Config& config) {
   return guarded([&] {
+    if (config.flat != Algorithm::kNative) {
+      level_barrier(config.flat, h.comm());
+      return;
+    }
     for (int j = 0; j <= h.depth(); ++j) {
       if (const mpi::Communicator* level = h.level(j))
         check(MPI_Barrier(level->get()), "MPI_Barrier");

@@ -47,7 +47,7 @@ int reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype t
 /// among themselves (coarser levels are not used).
 int alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
              MPI_Datatype recv_type, const Hierarchy& h);
-int barrier(const Hierarchy& h);
+int barrier(const Hierarchy& h, const Config& config = {});
 
 }  // namespace rankshape::coll
 

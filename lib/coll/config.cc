@@ -39,6 +39,7 @@ std::vector<Algorithm> flat_choices(Collective c) {
   using A = Algorithm;
   if (c == Collective::kAllgather) return {A::kRecursiveDoubling, A::kRing};
   if (c == Collective::kReduceScatterBlock) return {A::kRecursiveHalving};
+  if (c == Collective::kBarrier) return {A::kLinear};
   return level_choices(c, true);
 }
 
@@ -193,6 +194,11 @@ std::optional<Config> textbook_flat(Collective c, std::int64_t bytes, std::int64
     case Collective::kReduceScatterBlock:
       if (pof2 != ranks) return std::nullopt;
       flat.flat = Algorithm::kRecursiveHalving;
+      return flat;
+    case Collective::kBarrier:
+      // Not MPICH's dissemination (what the MPI library's own barrier
+      // does), but depth 2: the fastest where messages cost only latency.
+      flat.flat = Algorithm::kLinear;
       return flat;
     default:
       return std::nullopt;

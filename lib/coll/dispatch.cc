@@ -591,7 +591,7 @@ int alltoall(const void* send, int send_count, MPI_Datatype send_type, void* rec
 int barrier(MPI_Comm comm) {
   return run(
       comm, Collective::kBarrier, 0, MPI_OP_NULL, [&] { return PMPI_Barrier(comm); },
-      [&](const Hierarchy& h, const Config&) { return coll::barrier(h); });
+      [&](const Hierarchy& h, const Config& config) { return coll::barrier(h, config); });
 }
 
 const Calls& calls() {

@@ -136,7 +136,7 @@ void Workload::run_hierarchical(const Hierarchy& h, const Config& config) {
       check(alltoall(s, count_, type_, r, count_, type_, h), "alltoall");
       break;
     case Collective::kBarrier:
-      check(barrier(h), "barrier");
+      check(barrier(h, config), "barrier");
       break;
   }
 }

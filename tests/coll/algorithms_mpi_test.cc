@@ -11,10 +11,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lib/coll/algorithms.h"
@@ -518,6 +520,43 @@ TEST_F(AlgorithmsTest, CompositionIsNotCommutative) {
   EXPECT_NE(fg[1], gf[1]);
 }
 
+// The last rank enters late (3 ms; simulated under SMPI): nobody leaves
+// before it entered. Times from the host's monotonic clock, which its
+// processes share (Open MPI's MPI_Wtime counts from each process's start),
+// or SMPI's simulated one.
+double shared_now() {
+#ifdef SMPI_H
+  return MPI_Wtime();
+#else
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+#endif
+}
+
+TEST_F(AlgorithmsTest, BarrierHoldsEveryRankUntilTheLastEnters) {
+  const int p = world_size(), me = world_rank();
+  for (Algorithm a : {Algorithm::kNative, Algorithm::kLinear}) {
+    if (me == p - 1) {
+#ifdef SMPI_H
+      smpi_execute(3e-3);
+#else
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+#endif
+    }
+    const double entered = shared_now();
+    level_barrier(a, comm_);
+    const double left = shared_now();
+    std::vector<double> times(2 * static_cast<std::size_t>(p));
+    const double mine[2] = {entered, left};
+    MPI_Allgather(mine, 2, MPI_DOUBLE, times.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD);
+    double last_in = 0, first_out = times[1];
+    for (int r = 0; r < p; ++r) {
+      last_in = std::max(last_in, times[2 * static_cast<std::size_t>(r)]);
+      first_out = std::min(first_out, times[2 * static_cast<std::size_t>(r) + 1]);
+    }
+    EXPECT_GE(first_out, last_in) << algorithm_name(a);
+  }
+}
+
 TEST_F(AlgorithmsTest, RejectsAlgorithmsThatDoNotApply) {
   int x = 1, y = 0;
   for (Algorithm a : {Algorithm::kRecursiveDoubling, Algorithm::kRing, Algorithm::kRabenseifner}) {
@@ -543,13 +582,17 @@ TEST_F(AlgorithmsTest, RejectsAlgorithmsThatDoNotApply) {
     EXPECT_THROW(level_reduce_scatter_block(a, all.data(), &y, 1, MPI_INT, MPI_SUM, comm_),
                  std::invalid_argument);
   }
+  for (Algorithm a : {Algorithm::kBinomial, Algorithm::kRing}) {
+    EXPECT_THROW(level_barrier(a, comm_), std::invalid_argument);
+  }
+  EXPECT_THROW(level_bcast(Algorithm::kLinear, &x, 1, MPI_INT, 0, comm_), std::invalid_argument);
 }
 
 TEST_F(AlgorithmsTest, NamesRoundTrip) {
   for (Algorithm a :
        {Algorithm::kNative, Algorithm::kBinomial, Algorithm::kKnomial, Algorithm::kScatterAllgather,
         Algorithm::kChain, Algorithm::kRecursiveDoubling, Algorithm::kRing,
-        Algorithm::kRabenseifner, Algorithm::kRecursiveHalving}) {
+        Algorithm::kRabenseifner, Algorithm::kRecursiveHalving, Algorithm::kLinear}) {
     EXPECT_EQ(algorithm_named(algorithm_name(a)), a) << algorithm_name(a);
   }
   EXPECT_EQ(algorithm_name(Algorithm::kScatterAllgather), "scatter-allgather");

@@ -266,6 +266,7 @@ TEST_F(CollectivesTest, AllToAllCollectivesMatchMpi) {
       }
     }
     EXPECT_EQ(barrier(h), MPI_SUCCESS);
+    EXPECT_EQ(barrier(h, *Config::parse("flat=linear")), MPI_SUCCESS);
   }
 }
 

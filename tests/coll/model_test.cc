@@ -118,6 +118,9 @@ TEST(ConfigTest, TextbookFlatAlgorithmsFollowMpichsRules) {
   EXPECT_EQ(named(Collective::kAllreduce, 8, 256), "flat=recursive-doubling");
   EXPECT_EQ(named(Collective::kAllreduce, 1 << 20, 256), "flat=rabenseifner");
   EXPECT_EQ(named(Collective::kAlltoall, 8, 256), "none");
+  EXPECT_EQ(named(Collective::kBarrier, 0, 256), "flat=linear");  // depth 2, not MPICH's
+  EXPECT_TRUE(applies(*Config::parse("flat=linear"), Collective::kBarrier));
+  EXPECT_FALSE(applies(*Config::parse("flat=linear"), Collective::kBcast));
   // Rabenseifner needs an element for every rank of the largest power of
   // two: 1,024 ints on 4,096 ranks (or 3,000) stay on the tree.
   EXPECT_EQ(named(Collective::kReduce, 4 << 10, 4096), "flat=binomial");
