@@ -78,6 +78,26 @@ int own_package() {
   return package;
 }
 
+// Every rank of comm's rank in MPI_COMM_WORLD (local: group translation),
+// or comm's own ranks when some are not in it (e.g. spawned processes).
+std::vector<int> launch_ranks(MPI_Comm comm, int size) {
+  std::vector<int> mine(static_cast<std::size_t>(size)), world(mine.size());
+  std::iota(mine.begin(), mine.end(), 0);
+  MPI_Group from = MPI_GROUP_NULL, to = MPI_GROUP_NULL;
+  mpi::check(MPI_Comm_group(comm, &from), "MPI_Comm_group");
+  mpi::check(MPI_Comm_group(MPI_COMM_WORLD, &to), "MPI_Comm_group");
+  const int translated = MPI_Group_translate_ranks(from, size, mine.data(), to, world.data());
+  const int freed_from = MPI_Group_free(&from);
+  const int freed_to = MPI_Group_free(&to);
+  mpi::check(translated, "MPI_Group_translate_ranks");
+  mpi::check(freed_from, "MPI_Group_free");
+  mpi::check(freed_to, "MPI_Group_free");
+  for (int w : world) {
+    if (w == MPI_UNDEFINED) return mine;
+  }
+  return world;
+}
+
 }  // namespace
 
 std::vector<std::vector<int>> Hierarchy::machine_groups(MPI_Comm comm,
@@ -189,12 +209,19 @@ Hierarchy::Hierarchy(MPI_Comm comm, std::vector<std::vector<int>> groups)
       }
     }
   }
-  // Leaders: the lowest rank of each group.
+  // Launch order: comm's ranks by their rank in MPI_COMM_WORLD.
+  const std::vector<int> launch = launch_ranks(comm, size_);
+  std::vector<std::size_t> launched(p);
+  std::iota(launched.begin(), launched.end(), std::size_t{0});
+  std::stable_sort(launched.begin(), launched.end(),
+                   [&](std::size_t a, std::size_t b) { return launch[a] < launch[b]; });
+  const int my_key = launch[static_cast<std::size_t>(rank_)];
+  // Leaders: the first of each group in launch order.
   leader_.assign(static_cast<std::size_t>(depth), std::vector<int>(p));
   for (int j = 0; j < depth; ++j) {
-    std::map<int, int> lowest;
-    for (std::size_t r = 0; r < p; ++r) lowest.emplace(groups_[j][r], static_cast<int>(r));
-    for (std::size_t r = 0; r < p; ++r) leader_[j][r] = lowest[groups_[j][r]];
+    std::map<int, int> first;
+    for (std::size_t r : launched) first.emplace(groups_[j][r], static_cast<int>(r));
+    for (std::size_t r = 0; r < p; ++r) leader_[j][r] = first[groups_[j][r]];
   }
   // Members and colour of every level (top: one colour).
   const auto member = [&](int j, std::size_t r) {
@@ -207,26 +234,26 @@ Hierarchy::Hierarchy(MPI_Comm comm, std::vector<std::vector<int>> groups)
   levels_.clear();
   for (int j = 0; j <= depth; ++j) {
     std::map<int, int> next;
-    for (std::size_t r = 0; r < p; ++r) {
+    for (std::size_t r : launched) {
       if (member(j, r)) rank_in_level_[j][r] = next[colour(j, r)]++;
     }
     const auto me = static_cast<std::size_t>(rank_);
-    levels_.push_back(mpi::split_members(comm, member(j, me) ? colour(j, me) : -1, rank_));
-    levels_down_.push_back(mpi::split_members(comm, member(j, me) ? colour(j, me) : -1, rank_));
+    levels_.push_back(mpi::split_members(comm, member(j, me) ? colour(j, me) : -1, my_key));
+    levels_down_.push_back(mpi::split_members(comm, member(j, me) ? colour(j, me) : -1, my_key));
   }
   rank_in_group_leaders_.assign(p, -1);
   int next_leader = 0;
-  for (std::size_t r = 0; r < p; ++r) {
+  for (std::size_t r : launched) {
     if (member(std::min(depth, 1), r)) rank_in_group_leaders_[r] = next_leader++;
   }
   group_leaders_ = mpi::split_members(
-      comm, member(std::min(depth, 1), static_cast<std::size_t>(rank_)) ? 0 : -1, rank_);
+      comm, member(std::min(depth, 1), static_cast<std::size_t>(rank_)) ? 0 : -1, my_key);
   // Hierarchical order, by expanding each top member down the levels.
   span_.assign(static_cast<std::size_t>(depth + 1), std::vector<int>(p, 0));
-  // members[j][c]: the level j members of colour c, in rank order.
+  // members[j][c]: the level j members of colour c, in launch order.
   std::vector<std::map<int, std::vector<int>>> members(static_cast<std::size_t>(depth + 1));
   for (int j = 0; j <= depth; ++j) {
-    for (std::size_t r = 0; r < p; ++r) {
+    for (std::size_t r : launched) {
       if (member(j, r)) members[j][colour(j, r)].push_back(static_cast<int>(r));
     }
   }

@@ -5,10 +5,15 @@
 // groups, and so on. Level j's
 // communicator joins the leaders (rank 0 of their level j - 1 communicator;
 // at level 0, every rank) of one level j group; the top communicator joins
-// the leaders of the coarsest groups. Leaders are the lowest rank of their
-// group, and members are ranked by rank in comm, so with groups that are
-// contiguous, increasing ranges of ranks the hierarchical order is comm's
-// rank order (then non-commutative reductions may use the hierarchy).
+// the leaders of the coarsest groups. Members are ranked in launch order
+// (their rank in MPI_COMM_WORLD; comm's rank order where comm has ranks
+// from elsewhere) and leaders are the first of their group in it. Launch
+// order follows the machine (racks, then nodes), where a relabelled
+// communicator's rank order may not: its node leaders, ranked in its own
+// order, would put every step of a tree across racks. On MPI_COMM_WORLD,
+// with groups that are contiguous, increasing ranges of ranks the
+// hierarchical order is comm's rank order (then non-commutative reductions
+// may use the hierarchy).
 //
 // Hierarchical order: the ranks of comm listed group by group, recursively
 // (the order in which a gather up the levels concatenates their blocks).

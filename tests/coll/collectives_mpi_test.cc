@@ -270,6 +270,76 @@ TEST_F(CollectivesTest, AllToAllCollectivesMatchMpi) {
   }
 }
 
+// A communicator whose rank order is not launch order, as relabel_comm()'s
+// may be: MPI_COMM_WORLD reversed, in groups of 2 of its own ranks, and 3
+// levels (pairs in racks of 4). Members are ranked in launch order (world
+// rank), so a pair's leader is its higher rank; results equal MPI's on that
+// communicator, at every root.
+TEST_F(CollectivesTest, ReversedCommunicatorLeadsInLaunchOrderAndMatchesMpi) {
+  const int p = world_size(), me = world_rank();
+  MPI_Comm reversed = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_split(MPI_COMM_WORLD, 0, p - 1 - me, &reversed), MPI_SUCCESS);
+  std::vector<int> pairs(p), racks(p);
+  for (int r = 0; r < p; ++r) {
+    pairs[r] = r / 2;
+    racks[r] = r / 4;
+  }
+  for (const auto& groups : {std::vector<std::vector<int>>{pairs}, {pairs, racks}}) {
+    const Hierarchy h(reversed, groups);
+    const std::string what = std::to_string(groups.size() + 1) + " levels, ";
+    if (p >= 2) {
+      EXPECT_EQ(h.lead(0, 0), 1) << what << "leader of reversed ranks 0 and 1";
+    }
+    // The top's first member leads the group of world rank 0 (reversed p - 1).
+    EXPECT_EQ(h.rank_in_level(h.lead(p - 1, h.depth() - 1), h.depth()), 0) << what;
+    EXPECT_EQ(h.ordered(), p == 1) << what;
+    const int n = 7;
+    const std::vector<int> mine = data(me, n, 1), blocks = data(me, n * p, 2);
+    for (int root : roots(p)) {
+      std::vector<int> a = root == me ? mine : std::vector<int>(n, kSentinel), b = a;
+      ASSERT_EQ(bcast(a.data(), n, MPI_INT, root, h), MPI_SUCCESS);
+      MPI_Bcast(b.data(), n, MPI_INT, root, reversed);
+      expect_same(what + "bcast root " + std::to_string(root), a, b);
+      a.assign(n, kSentinel);
+      b = a;
+      ASSERT_EQ(reduce(mine.data(), a.data(), n, MPI_INT, MPI_SUM, root, h), MPI_SUCCESS);
+      MPI_Reduce(mine.data(), b.data(), n, MPI_INT, MPI_SUM, root, reversed);
+      expect_same(what + "reduce root " + std::to_string(root), a, b);
+      a.assign(static_cast<std::size_t>(n) * p, kSentinel);
+      b = a;
+      ASSERT_EQ(gather(mine.data(), n, MPI_INT, a.data(), n, MPI_INT, root, h), MPI_SUCCESS);
+      MPI_Gather(mine.data(), n, MPI_INT, b.data(), n, MPI_INT, root, reversed);
+      expect_same(what + "gather root " + std::to_string(root), a, b);
+      a.assign(n, kSentinel);
+      b = a;
+      ASSERT_EQ(scatter(blocks.data(), n, MPI_INT, a.data(), n, MPI_INT, root, h), MPI_SUCCESS);
+      MPI_Scatter(blocks.data(), n, MPI_INT, b.data(), n, MPI_INT, root, reversed);
+      expect_same(what + "scatter root " + std::to_string(root), a, b);
+    }
+    std::vector<int> a(n, kSentinel), b = a;
+    ASSERT_EQ(allreduce(mine.data(), a.data(), n, MPI_INT, MPI_SUM, h), MPI_SUCCESS);
+    MPI_Allreduce(mine.data(), b.data(), n, MPI_INT, MPI_SUM, reversed);
+    expect_same(what + "allreduce", a, b);
+    a.assign(static_cast<std::size_t>(n) * p, kSentinel);
+    b = a;
+    ASSERT_EQ(allgather(mine.data(), n, MPI_INT, a.data(), n, MPI_INT, h), MPI_SUCCESS);
+    MPI_Allgather(mine.data(), n, MPI_INT, b.data(), n, MPI_INT, reversed);
+    expect_same(what + "allgather", a, b);
+    a.assign(a.size(), kSentinel);
+    b.assign(b.size(), kSentinel);
+    ASSERT_EQ(alltoall(blocks.data(), n, MPI_INT, a.data(), n, MPI_INT, h), MPI_SUCCESS);
+    MPI_Alltoall(blocks.data(), n, MPI_INT, b.data(), n, MPI_INT, reversed);
+    expect_same(what + "alltoall", a, b);
+    a.assign(n, kSentinel);
+    b = a;
+    ASSERT_EQ(reduce_scatter_block(blocks.data(), a.data(), n, MPI_INT, MPI_SUM, h), MPI_SUCCESS);
+    MPI_Reduce_scatter_block(blocks.data(), b.data(), n, MPI_INT, MPI_SUM, reversed);
+    expect_same(what + "reduce_scatter_block", a, b);
+    EXPECT_EQ(barrier(h), MPI_SUCCESS);
+  }
+  MPI_Comm_free(&reversed);
+}
+
 TEST_F(CollectivesTest, NonCommutativeReductionsKeepRankOrderOnOrderedHierarchies) {
   const int p = world_size(), me = world_rank();
   for (const Shape& s : shapes()) {
