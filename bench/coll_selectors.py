@@ -7,9 +7,10 @@ SMPI built-in selector, with the link bound of the platform.
 NAME: the run's title (platform, layout, ranks); DIR holds coll_latency's
 CSV for each selector (SELECTOR.csv, native rows) and for rankshape
 (rankshape.csv), platform.xml (the SimGrid platform it ran on) and ranks
-(the rank count); SELECTOR.deadlocks, where present, lists the
-collectives and sizes at which that selector's own algorithm deadlocked
-in SimGrid (shown as "deadlock", left out of the best built-in).
+(the rank count); SELECTOR.deadlocks and SELECTOR.crashes, where present,
+list the collectives and sizes at which that selector's own algorithm
+deadlocked or crashed in SimGrid (shown as "deadlock" or "crash", left
+out of the best built-in).
 
 The link bound is the time the busiest shared link needs for the bytes
 that must cross it whatever the algorithm (full-duplex node links,
@@ -182,17 +183,19 @@ def read_run(directory):
 
 
 def read_deadlocks(directory):
-    """{(collective, bytes): [selector]} from SELECTOR.deadlocks (written by
-    coll_selectors.sh where SimGrid found the selector's own algorithm
-    deadlocked)."""
+    """{(collective, bytes): {selector: "deadlock" or "crash"}} from
+    SELECTOR.deadlocks and SELECTOR.crashes (written by coll_selectors.sh
+    where SimGrid found the selector's own algorithm deadlocked, or
+    crashed)."""
     out = {}
     for s in SELECTORS:
-        path = os.path.join(directory, s + ".deadlocks")
-        if os.path.exists(path):
-            for line in open(path):
-                if line.strip():
-                    c, b = line.strip().split(",")
-                    out.setdefault((c, int(b)), []).append(s)
+        for suffix, what in ((".deadlocks", "deadlock"), (".crashes", "crash")):
+            path = os.path.join(directory, s + suffix)
+            if os.path.exists(path):
+                for line in open(path):
+                    if line.strip():
+                        c, b = line.strip().split(",")
+                        out.setdefault((c, int(b)), {})[s] = what
     return out
 
 
@@ -272,7 +275,7 @@ def main(argv):
                 details.append(
                     f"| {collective} | {size_name(b)} | " +
                     " | ".join(f"{builtin[s] * 1e6:.1f}" if s in builtin else
-                               "deadlock" if s in deadlocks.get((collective, b), []) else ""
+                               deadlocks.get((collective, b), {}).get(s, "")
                                for s in SELECTORS) +
                     f" | {best} | {ours * 1e6:.1f} | {ratio:.2f} | {speedup:.2f} | " +
                     (f"{bound * 1e6:.1f} | {100 * bound / ours:.0f}%" if bound and b >= BIG

@@ -33,7 +33,7 @@
 # their columns.
 # --reuse-builtins DIR takes the selectors' columns from an earlier run's
 # raw outputs (DIR/coll_selectors/RUN/SELECTOR.csv) where they hold every
-# collective and size asked for (or SELECTOR.deadlocks lists it, or
+# collective and size asked for (or SELECTOR.deadlocks or .crashes lists it, or
 # SELECTOR.log names it as left out for its buffers): they do
 # not depend on rankshape's code,
 # and the simulation is deterministic.
@@ -119,29 +119,33 @@ trap 'rm -rf "$work"' EXIT
 cp "$bin/cmd/coll_tune" "$bin/bench/coll_latency" "$work/"
 start=$(date +%s)
 
-# Status 0, or 3 when SimGrid reports a deadlock (SMPI exits 0 then).
+# Status 0, 3 when SimGrid reports a deadlock (SMPI exits 0 then), or 4
+# when the simulation crashed (SMPI 3.32's mvapich2 gather and scatter
+# segfault on 250 ranks over 32 nodes).
 smpi_status() {  # PLATFORM HOSTFILE RANKS SELECTOR LOG ARGS...
   local platform=$1 hostfile=$2 np=$3 selector=$4 log=$5
   shift 5
   smpirun -np "$np" -platform "$platform" -hostfile "$hostfile" --cfg=smpi/host-speed:1Gf \
     --cfg=smpi/coll-selector:"$selector" --cfg=smpi/simulate-computation:no ${factors[@]+"${factors[@]}"} \
-    --log=root.thresh:warning --log=smpi_config.thresh:warning "$@" >"$log" 2>&1 ||
-    { tail -n 30 "$log" >&2; echo "coll_selectors.sh: failed: $selector $*" >&2; exit 1; }
+    --log=root.thresh:warning --log=smpi_config.thresh:warning "$@" >"$log" 2>&1 || return 4
   if grep -q "Deadlock detected" "$log"; then return 3; fi
 }
 
-smpi() {  # as smpi_status; a deadlock ends the script
-  smpi_status "$@" && return 0
+smpi() {  # as smpi_status; a deadlock or a crash ends the script
+  local status=0
+  smpi_status "$@" || status=$?
+  [ "$status" -eq 0 ] && return 0
   tail -n 30 "$5" >&2
-  echo "coll_selectors.sh: deadlock: $4 ${*:6}" >&2
+  echo "coll_selectors.sh: $([ "$status" -eq 3 ] && echo deadlock || echo failed): $4 ${*:6}" >&2
   exit 1
 }
 
 # A built-in selector's native collectives into DIR/SELECTOR.csv. Where the
-# selector's own algorithm deadlocks in SimGrid (SMPI 3.32's mvapich2
-# reduce at 1 MiB on 250 ranks, ranks started together), each collective
-# and size runs alone, and those that deadlock are left out (blank in the
-# table) and listed in DIR/SELECTOR.deadlocks.
+# selector's own algorithm deadlocks or crashes in SimGrid (SMPI 3.32's
+# mvapich2 reduce at 1 MiB on 250 ranks, ranks started together, deadlocks;
+# its gather and scatter there crash), each collective and size runs alone,
+# and those that deadlock or crash are left out (blank in the table) and
+# listed in DIR/SELECTOR.deadlocks or DIR/SELECTOR.crashes.
 builtin() {  # PLATFORM HOSTFILE RANKS SELECTOR DIR TIMING...
   local platform=$1 hostfile=$2 np=$3 selector=$4 dir=$5 c b status
   shift 5
@@ -150,20 +154,25 @@ builtin() {  # PLATFORM HOSTFILE RANKS SELECTOR DIR TIMING...
     "$work/coll_latency" --out "$dir/$selector.csv" --modes native --label "$selector" \
     --collectives "$collectives" --sizes "$sizes" "$@" || status=$?
   [ "$status" -eq 0 ] && return 0
-  echo "coll_selectors.sh: $selector deadlocked; each collective and size alone" >&2
+  echo "coll_selectors.sh: $selector $([ "$status" -eq 3 ] && echo deadlocked || echo crashed);" \
+    "each collective and size alone" >&2
   echo "collective,bytes,mode,label,seconds,choice,first_seconds,predicted_seconds" >"$dir/$selector.csv"
-  : >"$dir/$selector.deadlocks"
   for c in ${collectives//,/ }; do
     for b in ${sizes//,/ }; do
+      # Barrier has one row, at the first size.
+      [ "$c" = barrier ] && [ "$b" != "${sizes%%,*}" ] && continue
       status=0
       smpi_status "$platform" "$hostfile" "$np" "$selector" "$dir/$selector-$c-$b.log" \
         "$work/coll_latency" --out "$dir/$selector-$c-$b.csv" --modes native \
         --label "$selector" "$@" --collectives "$c" --sizes "$b" || status=$?
       if [ "$status" -eq 0 ]; then
         tail -n +2 "$dir/$selector-$c-$b.csv" >>"$dir/$selector.csv"
-      else
+      elif [ "$status" -eq 3 ]; then
         echo "$c,$b" >>"$dir/$selector.deadlocks"
         echo "coll_selectors.sh: $selector $c $b: deadlock in SimGrid, left out" >&2
+      else
+        echo "$c,$b" >>"$dir/$selector.crashes"
+        echo "coll_selectors.sh: $selector $c $b: SimGrid crashed, left out" >&2
       fi
     done
   done
@@ -197,9 +206,10 @@ one_run() {  # SPEC: the selectors, then rankshape, into $work/NAME-LAYOUT-RANKS
       python3 - "$saved" "$collectives" "$sizes" <<'PY'; then
 import csv, os, re, sys
 have = {(r["collective"], r["bytes"]) for r in csv.DictReader(open(sys.argv[1]))}
-deadlocks = sys.argv[1][:-len(".csv")] + ".deadlocks"
-if os.path.exists(deadlocks):
-    have |= {tuple(line.strip().split(",")) for line in open(deadlocks) if line.strip()}
+for left_out in (".deadlocks", ".crashes"):
+    listed = sys.argv[1][:-len(".csv")] + left_out
+    if os.path.exists(listed):
+        have |= {tuple(line.strip().split(",")) for line in open(listed) if line.strip()}
 # The pairs coll_latency left out for their buffers, which it names.
 log = sys.argv[1][:-len(".csv")] + ".log"
 if os.path.exists(log):
@@ -207,12 +217,16 @@ if os.path.exists(log):
         m = re.match(r"# \d+ \(collective, size\) pairs skipped: .* per rank: (.*)$", line)
         if m:
             have |= {tuple(pair.split(" ")) for pair in m.group(1).split(", ")}
-want = {(c, b) for c in sys.argv[2].split(",") for b in sys.argv[3].split(",")}
+# Barrier has one row, of 0 bytes.
+want = {(c, "0" if c == "barrier" else b) for c in sys.argv[2].split(",")
+        for b in sys.argv[3].split(",")}
 sys.exit(0 if want <= have else 1)
 PY
       echo "coll_selectors.sh: $spec: $selector: reusing $saved"
       cp "$saved" "$dir/$selector.csv"
-      [ -f "${saved%.csv}.deadlocks" ] && cp "${saved%.csv}.deadlocks" "$dir/$selector.deadlocks"
+      for left_out in deadlocks crashes; do
+        [ ! -f "${saved%.csv}.$left_out" ] || cp "${saved%.csv}.$left_out" "$dir/$selector.$left_out"
+      done
       [ -f "${saved%.csv}.log" ] && cp "${saved%.csv}.log" "$dir/$selector.log"
       echo "$selector" >>"$dir/reused"
       continue

@@ -211,20 +211,22 @@ class ReportTest(unittest.TestCase):
                             os.path.join(d, "h.md"), "r=" + run], check=True)
             self.assertIn("| 1 KiB (1.20x reduce_scatter + allgather) (2 compared) |", read(out_md))
 
-    def test_a_selector_that_deadlocked_is_named_and_left_out(self):
+    def test_a_selector_that_deadlocked_or_crashed_is_named_and_left_out(self):
         with tempfile.TemporaryDirectory() as d:
             run = two_level_run(d)
             header = "collective,bytes,mode,label,seconds,choice\n"
             write(os.path.join(run, "ompi.csv"), header + "reduce,1024,native,ompi,0.004,\n")
             write(os.path.join(run, "mvapich2.csv"), header)
             write(os.path.join(run, "mvapich2.deadlocks"), "reduce,1024\n")
+            write(os.path.join(run, "impi.crashes"), "reduce,1024\n")
             write(os.path.join(run, "rankshape.csv"),
                   header + "reduce,1024,rankshape,rankshape,0.002,native\n")
             write(os.path.join(d, "h.md"), "# t\n")
             out_csv, out_md = os.path.join(d, "o.csv"), os.path.join(d, "o.md")
             subprocess.run([PYTHON, SCRIPT, out_csv, out_md, os.path.join(d, "h.md"), "r=" + run],
                            check=True)
-            self.assertIn("| reduce | 1 KiB | 4000.0 |  | deadlock |  | ompi | 2000.0 |", read(out_md))
+            self.assertIn("| reduce | 1 KiB | 4000.0 |  | deadlock | crash | ompi | 2000.0 |",
+                          read(out_md))
             self.assertEqual(read(out_csv).splitlines()[1].split(",")[7], "ompi")
 
     def test_missing_platform_fails(self):
