@@ -78,8 +78,11 @@ int own_package() {
   return package;
 }
 
-// Every rank of comm's rank in MPI_COMM_WORLD (local: group translation),
-// or comm's own ranks when some are not in it (e.g. spawned processes).
+// Every rank of comm's place in launch order: its rank in MPI_COMM_WORLD
+// counted from comm rank 0's (a rotation, so that rank 0, the usual root,
+// leads its groups and comes first at the top), found locally by group
+// translation; comm's own ranks when some are not in MPI_COMM_WORLD (e.g.
+// spawned processes).
 std::vector<int> launch_ranks(MPI_Comm comm, int size) {
   std::vector<int> mine(static_cast<std::size_t>(size)), world(mine.size());
   std::iota(mine.begin(), mine.end(), 0);
@@ -92,9 +95,13 @@ std::vector<int> launch_ranks(MPI_Comm comm, int size) {
   mpi::check(translated, "MPI_Group_translate_ranks");
   mpi::check(freed_from, "MPI_Group_free");
   mpi::check(freed_to, "MPI_Group_free");
+  int world_size = 0;
+  mpi::check(MPI_Comm_size(MPI_COMM_WORLD, &world_size), "MPI_Comm_size");
   for (int w : world) {
     if (w == MPI_UNDEFINED) return mine;
   }
+  const int first = world.front();
+  for (int& w : world) w = (w - first + world_size) % world_size;
   return world;
 }
 

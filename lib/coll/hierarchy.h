@@ -6,9 +6,10 @@
 // communicator joins the leaders (rank 0 of their level j - 1 communicator;
 // at level 0, every rank) of one level j group; the top communicator joins
 // the leaders of the coarsest groups. Members are ranked in launch order
-// (their rank in MPI_COMM_WORLD; comm's rank order where comm has ranks
-// from elsewhere) and leaders are the first of their group in it. Launch
-// order follows the machine (racks, then nodes), where a relabelled
+// (their rank in MPI_COMM_WORLD, counted from comm rank 0's, so that rank
+// 0, the usual root, leads its groups; comm's rank order where comm has
+// ranks from elsewhere) and leaders are the first of their group in it.
+// Launch order follows the machine (racks, then nodes), where a relabelled
 // communicator's rank order may not: its node leaders, ranked in its own
 // order, would put every step of a tree across racks. On MPI_COMM_WORLD,
 // with groups that are contiguous, increasing ranges of ranks the

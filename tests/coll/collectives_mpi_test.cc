@@ -273,8 +273,9 @@ TEST_F(CollectivesTest, AllToAllCollectivesMatchMpi) {
 // A communicator whose rank order is not launch order, as relabel_comm()'s
 // may be: MPI_COMM_WORLD reversed, in groups of 2 of its own ranks, and 3
 // levels (pairs in racks of 4). Members are ranked in launch order (world
-// rank), so a pair's leader is its higher rank; results equal MPI's on that
-// communicator, at every root.
+// rank, counted from rank 0's), so rank 0 leads its groups and is first at
+// the top, and the other pairs' leader is their higher rank, launched
+// first; results equal MPI's on that communicator, at every root.
 TEST_F(CollectivesTest, ReversedCommunicatorLeadsInLaunchOrderAndMatchesMpi) {
   const int p = world_size(), me = world_rank();
   MPI_Comm reversed = MPI_COMM_NULL;
@@ -287,12 +288,11 @@ TEST_F(CollectivesTest, ReversedCommunicatorLeadsInLaunchOrderAndMatchesMpi) {
   for (const auto& groups : {std::vector<std::vector<int>>{pairs}, {pairs, racks}}) {
     const Hierarchy h(reversed, groups);
     const std::string what = std::to_string(groups.size() + 1) + " levels, ";
-    if (p >= 2) {
-      EXPECT_EQ(h.lead(0, 0), 1) << what << "leader of reversed ranks 0 and 1";
+    for (int j = 0; j < h.depth(); ++j) EXPECT_EQ(h.lead(0, j), 0) << what << "level " << j;
+    EXPECT_EQ(h.rank_in_level(0, h.depth()), 0) << what;
+    if (p >= 4) {
+      EXPECT_EQ(h.lead(2, 0), 3) << what << "leader of reversed ranks 2 and 3";
     }
-    // The top's first member leads the group of world rank 0 (reversed p - 1).
-    EXPECT_EQ(h.rank_in_level(h.lead(p - 1, h.depth() - 1), h.depth()), 0) << what;
-    EXPECT_EQ(h.ordered(), p == 1) << what;
     const int n = 7;
     const std::vector<int> mine = data(me, n, 1), blocks = data(me, n * p, 2);
     for (int root : roots(p)) {
