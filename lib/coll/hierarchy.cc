@@ -216,7 +216,7 @@ Hierarchy::Hierarchy(MPI_Comm comm, std::vector<std::vector<int>> groups)
       }
     }
   }
-  // Launch order: comm's ranks by their rank in MPI_COMM_WORLD.
+  // Launch order (launch_ranks()): comm's ranks sorted by it.
   const std::vector<int> launch = launch_ranks(comm, size_);
   std::vector<std::size_t> launched(p);
   std::iota(launched.begin(), launched.end(), std::size_t{0});
