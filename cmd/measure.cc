@@ -29,7 +29,7 @@ struct Args {
   std::string out, mode = "dense", metric = "time", topology;
   std::vector<std::size_t> sizes = {8, 4096, 65536, 262144};
   double message_bytes = 65536, stall_seconds = 60, inter_node = 10;
-  int reps = 10, warmup = 2, sweeps = 1, retries = 4;
+  int reps = 10, warmup = 2, sweeps = 1, retries = 5;
   std::string pacing = "auto";
   bool bsp = false;
   std::string grid;
@@ -83,11 +83,11 @@ nlohmann::json measure_bsp_summary(const Args& a, const mpi::Communicator& world
 nlohmann::json measurement_json(const PingPongResult& r) {
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto& [a, b] : r.inconsistent) pairs.push_back({a, b});
-  return {{"hosts", r.host_load},        {"oversubscribed", r.oversubscribed},
-          {"pacing", r.pacing},          {"rounds", r.rounds},
-          {"suspect_pairs", r.suspects}, {"remeasured_pairs", r.remeasured},
-          {"inconsistent_pairs", pairs}, {"inverted", r.inverted},
-          {"seconds", r.seconds}};
+  return {{"hosts", r.host_load},         {"oversubscribed", r.oversubscribed},
+          {"pacing", r.pacing},           {"rounds", r.rounds},
+          {"suspect_pairs", r.suspects},  {"remeasured_pairs", r.remeasured},
+          {"rescaled_pairs", r.rescaled}, {"inconsistent_pairs", pairs},
+          {"inverted", r.inverted},       {"seconds", r.seconds}};
 }
 
 int run(const Args& a, const mpi::Communicator& world) {

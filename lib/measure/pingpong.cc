@@ -11,6 +11,7 @@
 #include "lib/measure/consistency.h"
 #include "lib/measure/fit.h"
 #include "lib/measure/host_load.h"
+#include "lib/measure/rescale.h"
 #include "lib/measure/schedule.h"
 #include "lib/measure/stall_guard.h"
 
@@ -349,12 +350,15 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
   }
 
   // Check on rank 0; measure the suspects, and the inside-node pairs dearer
-  // than some pair across, again (all ranks); then check again. Only the
-  // suspects left at the end make the measurement inconsistent.
-  std::vector<std::vector<double>> times;
+  // than some pair across, again (all ranks), beside reference pairs that
+  // tell whether the host as a whole is slow now (rescale.h); then check
+  // again. Only the suspects left at the end make the measurement
+  // inconsistent. Rank 0 keeps the times over all passes.
+  const auto largest_size =
+      static_cast<std::size_t>(std::max_element(o.sizes.begin(), o.sizes.end()) - o.sizes.begin());
+  std::vector<std::vector<double>> times = gather_times(comm, best, sizes);
   for (int pass = 0;; ++pass) {
-    times = gather_times(comm, best, sizes);
-    std::vector<std::pair<int, int>> suspects, again;
+    std::vector<std::pair<int, int>> suspects, again, references;
     int inverted = 0;
     if (me == 0) {
       const ConsistencyCheck c = check_all_sizes(times, p, o.node_of);
@@ -362,9 +366,13 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
       std::set_union(c.suspects.begin(), c.suspects.end(), c.overlap.begin(), c.overlap.end(),
                      std::back_inserter(again));
       inverted = c.inverted ? 1 : 0;
+      if (!again.empty() && pass < o.retries) {
+        references = reference_pairs(times[largest_size], p, o.node_of, again);
+      }
     }
     bcast_pairs(comm, suspects);
     bcast_pairs(comm, again);
+    bcast_pairs(comm, references);
     mpi::check(MPI_Bcast(&inverted, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
     if (pass == 0) r.suspects = static_cast<int>(suspects.size());
     if (again.empty() || pass == o.retries) {
@@ -380,10 +388,15 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
     if (!mpi::simulated()) {
       std::this_thread::sleep_for(std::chrono::duration<double>(0.25 * (1 << std::min(pass, 4))));
     }
-    const auto rounds = capped_rounds(std::move(again), load.host_of, cap,
+    std::vector<std::pair<int, int>> listed = again;
+    listed.insert(listed.end(), references.begin(), references.end());
+    const auto rounds = capped_rounds(std::move(listed), load.host_of, cap,
                                       o.seed + 7919 * static_cast<std::uint64_t>(pass + 1));
     rounds_planned += static_cast<int>(rounds.size());
+    std::fill(best.begin(), best.end(), std::numeric_limits<double>::infinity());
     run_listed(rounds, o.sweeps + pass, 2 * o.repetitions);
+    const std::vector<std::vector<double>> measured = gather_times(comm, best, sizes);
+    if (me == 0) r.rescaled += merge_pass(times, measured, p, o.node_of, again, references);
   }
 
   // The fit per pair, from the least times per size.

@@ -18,7 +18,9 @@
 // Consistency: rank 0 checks every size's times (consistency.h); pairs
 // that break the structure, and pairs inside a node dearer than some pair
 // across, are measured again with twice the repetitions, up to `retries`
-// times (0.25 s, 0.5 s, 1 s, ... later), keeping the minimum. Pairs still
+// times (0.25 s, 0.5 s, 1 s, ... later), keeping the minimum, beside
+// reference pairs that tell whether the host as a whole is slow then
+// (rescale.h: such a pair keeps its time divided by the slowdown). Pairs still
 // suspect after that, and a measurement whose inside-node pairs are not
 // cheaper than its across-node ones, are reported
 // (PingPongResult::consistent()).
@@ -57,7 +59,9 @@ struct PingPongOptions {
   int sweeps = 1;
   Pacing pacing = Pacing::kAuto;
   /// Passes that measure suspect pairs again (consistency.h); 0: none.
-  int retries = 4;
+  /// Five wait 7.75 s in all: most slow phases of a host end by then
+  /// (rescale.h: 9 of 10 seen on CI's machine lasted under 7 s).
+  int retries = 5;
   /// Node of every rank of the communicator (e.g. JobLayout::node_of), for
   /// the check that pairs inside a node are the cheaper; empty: no check.
   std::vector<int> node_of;
@@ -96,6 +100,9 @@ struct PingPongResult {
   int rounds = 0;      // measuring rounds, re-measurements included
   int suspects = 0;    // pairs the first check found
   int remeasured = 0;  // pair measurements repeated, over all passes
+  /// Pairs measured again that keep a time rescaled by their references'
+  /// slowdown (rescale.h), over all passes; rank 0 only.
+  int rescaled = 0;
   /// Pairs (a < b) still breaking the structure after the last pass.
   std::vector<std::pair<int, int>> inconsistent;
   /// Pairs inside a node were not cheaper than pairs across, in the median.

@@ -11,20 +11,21 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "lib/coll/algorithms.h"
+#include "tests/testing/clock.h"
 #include "tests/testing/world.h"
 
 namespace rankshape::coll {
 namespace {
 
+using ::rankshape::testing::hold_for;
+using ::rankshape::testing::shared_now;
 using ::rankshape::testing::world_rank;
 using ::rankshape::testing::world_size;
 
@@ -521,27 +522,11 @@ TEST_F(AlgorithmsTest, CompositionIsNotCommutative) {
 }
 
 // The last rank enters late (3 ms; simulated under SMPI): nobody leaves
-// before it entered. Times from the host's monotonic clock, which its
-// processes share (Open MPI's MPI_Wtime counts from each process's start),
-// or SMPI's simulated one.
-double shared_now() {
-#ifdef SMPI_H
-  return MPI_Wtime();
-#else
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-#endif
-}
-
+// before it entered.
 TEST_F(AlgorithmsTest, BarrierHoldsEveryRankUntilTheLastEnters) {
   const int p = world_size(), me = world_rank();
   for (Algorithm a : {Algorithm::kNative, Algorithm::kLinear}) {
-    if (me == p - 1) {
-#ifdef SMPI_H
-      smpi_execute(3e-3);
-#else
-      std::this_thread::sleep_for(std::chrono::milliseconds(3));
-#endif
-    }
+    if (me == p - 1) hold_for(3e-3);
     const double entered = shared_now();
     level_barrier(a, comm_);
     const double left = shared_now();

@@ -6,13 +6,12 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <chrono>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "lib/coll/hierarchy.h"
 #include "lib/coll/racks.h"
+#include "tests/testing/clock.h"
 #include "tests/testing/world.h"
 
 namespace rankshape::coll {
@@ -20,25 +19,18 @@ namespace {
 
 using Tables = std::vector<std::vector<int>>;
 
+using ::rankshape::testing::hold_for;
 using ::rankshape::testing::world_rank;
 using ::rankshape::testing::world_size;
-
-// A round trip between the halves costs 2 x 3 ms more: far above any pair
-// inside a half, even on a host with more ranks than CPUs.
-void slow_down() {
-#ifdef SMPI_H
-  smpi_execute(3e-3);  // simulated time
-#else
-  std::this_thread::sleep_for(std::chrono::milliseconds(3));
-#endif
-}
 
 // Options whose round trips between leader halves [0, half) and [half, n)
 // are slow; my_leader: this rank's index among the leaders (-1: none).
 PingPongOptions planted(int my_leader, int half) {
   PingPongOptions o = rack_pingpong_options();
   o.inject = [my_leader, half](const PingPongOptions::Step& s) {
-    if (my_leader >= 0 && (my_leader < half) != (s.partner < half)) slow_down();
+    // 2 x 3 ms more a round trip between the halves: far above any pair
+    // inside a half, even on a host with more ranks than CPUs.
+    if (my_leader >= 0 && (my_leader < half) != (s.partner < half)) hold_for(3e-3);
   };
   return o;
 }

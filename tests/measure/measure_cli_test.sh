@@ -3,7 +3,7 @@
 # costs, placement and summary that relabel takes unchanged; bad options
 # fail with a message and a non-zero status, leaving no files. Four ranks
 # on two cores measure noisily: one pass of measuring suspects again
-# (--retries 1) instead of four with waits of 0.25 s to 2 s, 3.75 s in all.
+# (--retries 1) instead of five with waits of 0.25 s to 4 s, 7.75 s in all.
 #   measure_cli_test.sh LAUNCHER RUN_MPI MEASURE RELABEL
 set -u
 launcher=$1 run_mpi=$2 measure=$3 relabel=$4
