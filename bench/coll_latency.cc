@@ -192,7 +192,7 @@ int run(const Args& a) {
     for (std::int64_t bytes : a.sizes) {
       const bool barrier = c == Collective::kBarrier;
       if (barrier && bytes != a.sizes.front()) continue;
-      if (Workload::footprint(c, bytes, p) > a.max_buffer_mib * (1 << 20)) {
+      if (Workload::total_footprint(c, bytes, p) > a.max_buffer_mib * (1 << 20) * p) {
         skipped.push_back(fmt::format("{} {}", collective_name(c), bytes));
         continue;
       }
@@ -234,7 +234,7 @@ int run(const Args& a) {
     // run without them counts as complete when its columns are reused.
     if (!skipped.empty()) {
       std::cout << fmt::format(
-          "# {} (collective, size) pairs skipped: buffers over {} MiB per rank: {}\n",
+          "# {} (collective, size) pairs skipped: buffers over {} MiB per rank on average: {}\n",
           skipped.size(), a.max_buffer_mib, fmt::join(skipped, ", "));
     }
     const std::string text = csv.str();
@@ -274,8 +274,10 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", a.warmup, "untimed repetitions at most (a tenth of the timed ones)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
-  app.add_option("--max-buffer-mib", a.max_buffer_mib,
-                 "skip sizes whose buffers need more per rank")
+  app.add_option(
+         "--max-buffer-mib", a.max_buffer_mib,
+         "skip sizes whose buffers need more per rank, on average over the ranks (a gather's "
+         "root holds a block of every rank, the others one)")
       ->capture_default_str();
   app.add_option("--rack-nodes", a.rack_nodes,
                  "rankshape mode: a second level of racks of this many consecutive nodes "

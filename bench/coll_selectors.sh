@@ -214,7 +214,7 @@ for left_out in (".deadlocks", ".crashes"):
 log = sys.argv[1][:-len(".csv")] + ".log"
 if os.path.exists(log):
     for line in open(log):
-        m = re.match(r"# \d+ \(collective, size\) pairs skipped: .* per rank: (.*)$", line)
+        m = re.match(r"# \d+ \(collective, size\) pairs skipped: .* per rank(?: on average)?: (.*)$", line)
         if m:
             have |= {tuple(pair.split(" ")) for pair in m.group(1).split(", ")}
 # Barrier has one row, of 0 bytes.
@@ -293,8 +293,9 @@ elapsed=$(($(date +%s) - start))
     echo "call\" is that call's time, the trial included; its native is the"
   fi
   echo "\`ompi\` selector's native call). Times: median of 3 repetitions (after 1"
-  echo "warm-up) of the slowest rank. Bytes: per message, or per block (allgather,"
-  echo "reduce_scatter_block; sizes whose buffers pass 4 GiB over all ranks are left out). The link bound:"
+  echo "warm-up) of the slowest rank. Bytes: per message (bcast, reduce, allreduce), or per block"
+  echo "(the others; sizes whose buffers pass 4 GiB over all ranks are left out: a gather's or"
+  echo "scatter's root holds a block of every rank, the other ranks one). The link bound:"
   echo "\`bench/coll_selectors.py\`; \"% of bound\" is bound / time. \"predicted\": the cost"
   echo "model's price of rankshape's choice (\`lib/coll/model.h\`; native: its best flat algorithm)."
   # rankshape's own settings, which smpirun passes on (e.g. RANKSHAPE_COLL_RACKS=auto).

@@ -120,7 +120,8 @@ int run(const Args& a) {
         [&](Collective c, std::int64_t bytes) -> const std::optional<Measured>& {
       const auto key = std::make_pair(c, bytes);
       if (const auto it = tuned.find(key); it != tuned.end()) return it->second;
-      if (Workload::footprint(c, bytes, p) > a.max_buffer_mib * (1 << 20)) return tuned[key];
+      if (Workload::total_footprint(c, bytes, p) > a.max_buffer_mib * (1 << 20) * p)
+        return tuned[key];
       // The model's ranking picks what to measure.
       std::vector<Measured> tried;
       for (const Config& config : candidates(c, h.depth(), bytes, model.pipelines)) {
@@ -237,8 +238,10 @@ int main(int argc, char** argv) {
                  "nodes (MPI_Comm_split_type, with sockets below where ranks are bound to them), "
                  "blocks:N or dealt:N")
       ->capture_default_str();
-  app.add_option("--max-buffer-mib", a.max_buffer_mib,
-                 "skip sizes whose buffers need more per rank")
+  app.add_option(
+         "--max-buffer-mib", a.max_buffer_mib,
+         "skip sizes whose buffers need more per rank, on average over the ranks (a gather's "
+         "root holds a block of every rank, the others one)")
       ->capture_default_str();
   app.add_option("--rack-nodes", a.rack_nodes,
                  "a level of racks above the groups: this many consecutive groups each")

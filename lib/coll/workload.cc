@@ -11,8 +11,13 @@ namespace {
 
 using mpi::check;
 
-// Buffer bytes per rank: send and receive.
-std::pair<std::int64_t, std::int64_t> buffer_bytes(Collective c, std::int64_t bytes, int p) {
+// Buffer bytes of one rank: send and receive. Gather's receive buffer and
+// scatter's send buffer matter only at the root (MPI ignores them
+// elsewhere), so only the root has them: 256 ranks gathering 1 MiB each
+// hold 256 MiB, not 64 GiB.
+std::pair<std::int64_t, std::int64_t> buffer_bytes(Collective c, std::int64_t bytes, int p,
+                                                   bool root) {
+  const std::int64_t at_root = root ? bytes * p : 0;
   switch (c) {
     case Collective::kBcast:
       return {0, bytes};
@@ -20,9 +25,9 @@ std::pair<std::int64_t, std::int64_t> buffer_bytes(Collective c, std::int64_t by
     case Collective::kAllreduce:
       return {bytes, bytes};
     case Collective::kGather:
-      return {bytes, bytes * p};
+      return {bytes, at_root};
     case Collective::kScatter:
-      return {bytes * p, bytes};
+      return {at_root, bytes};
     case Collective::kAllgather:
       return {bytes, bytes * p};
     case Collective::kReduceScatterBlock:
@@ -38,8 +43,13 @@ std::pair<std::int64_t, std::int64_t> buffer_bytes(Collective c, std::int64_t by
 }  // namespace
 
 std::int64_t Workload::footprint(Collective c, std::int64_t bytes, int ranks) {
-  const auto [send, recv] = buffer_bytes(c, bytes, ranks);
+  const auto [send, recv] = buffer_bytes(c, bytes, ranks, true);
   return send + recv;
+}
+
+std::int64_t Workload::total_footprint(Collective c, std::int64_t bytes, int ranks) {
+  const auto [send, recv] = buffer_bytes(c, bytes, ranks, false);
+  return footprint(c, bytes, ranks) + (ranks - 1) * (send + recv);
 }
 
 std::int64_t Workload::count(Collective c, std::int64_t bytes) {
@@ -54,7 +64,9 @@ Workload::Workload(Collective c, std::int64_t bytes, MPI_Comm comm) : c_(c), com
     type_ = MPI_INT;
     bytes = count_ * 4;
   }
-  const auto [send, recv] = buffer_bytes(c, bytes, p);
+  int me = 0;
+  check(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
+  const auto [send, recv] = buffer_bytes(c, bytes, p, me == root_);
   send_.assign(static_cast<std::size_t>(send), 1);
   recv_.assign(static_cast<std::size_t>(recv), 0);
 }

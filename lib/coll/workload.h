@@ -44,8 +44,11 @@ class Workload {
   /// collectives.h on h with config.
   void run_hierarchical(const Hierarchy& h, const Config& config);
 
-  /// Bytes of the whole buffers of one rank (to bound memory).
+  /// Bytes of the whole buffers of the rank that holds the most (the root
+  /// for gather and scatter), to bound one rank's memory.
   static std::int64_t footprint(Collective c, std::int64_t bytes, int ranks);
+  /// Bytes of the buffers of all ranks together.
+  static std::int64_t total_footprint(Collective c, std::int64_t bytes, int ranks);
   /// The elements a call of `bytes` passes (MPI_INT for reductions).
   static std::int64_t count(Collective c, std::int64_t bytes);
 
