@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "lib/measure/fit.h"
+
 namespace rankshape {
 namespace {
 
@@ -41,11 +43,22 @@ void check_pairs(const std::vector<Pair>& pairs, int p, const char* what) {
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+// What a class's references tell in one pass: how slow the host is (pass
+// over kept time, median, at least 1) and their least kept time.
+struct Slowdown {
+  std::vector<double> ratios;
+  double least = kNone;
+
+  void add(double before, double now) {
+    ratios.push_back(now / before);
+    least = std::min(least, before);
+  }
+  // A pass time rescaled, never below the references' least (nor above
+  // the time itself).
+  double rescale(double now) const {
+    return std::max(now / std::max(1.0, median(ratios)), std::min(now, least));
+  }
+};
 
 }  // namespace
 
@@ -118,25 +131,17 @@ int merge_pass(std::vector<std::vector<double>>& kept, const std::vector<std::ve
   };
   std::set<Pair> rescaled;
   for (std::size_t s = 0; s < kept.size(); ++s) {
-    // Per class: the references' slowdowns (pass over kept, before this
-    // pass changes them) and their least kept time.
-    // (A class without references of its own, inside a node, uses those
-    // of every node's inside, as reference_pairs chose them.)
-    std::map<Class, std::vector<double>> slowdowns;
-    std::map<Class, double> floor;
-    std::vector<double> inside_slowdowns;
-    double inside_floor = kNone;
+    // Per class, from the references before this pass changes them; a
+    // class inside a node without references of its own uses those of
+    // every node's inside, as reference_pairs chose them.
+    std::map<Class, Slowdown> by_class;
+    Slowdown inside;
     for (const auto& [a, b] : references) {
       const double before = kept[s][at(a, b)], now = pass[s][at(a, b)];
       if (!(before > 0) || !std::isfinite(before) || !std::isfinite(now)) continue;
       const Class c = class_of(node_of, a, b);
-      slowdowns[c].push_back(now / before);
-      const auto f = floor.find(c);
-      floor[c] = f == floor.end() ? before : std::min(f->second, before);
-      if (c.first == c.second) {
-        inside_slowdowns.push_back(now / before);
-        inside_floor = std::min(inside_floor, before);
-      }
+      by_class[c].add(before, now);
+      if (c.first == c.second) inside.add(before, now);
     }
     for (const auto& [a, b] : references) keep(kept[s], a, b, pass[s][at(a, b)]);
     for (const auto& [a, b] : again) {
@@ -145,17 +150,12 @@ int merge_pass(std::vector<std::vector<double>>& kept, const std::vector<std::ve
       double best = now;
       if (!node_of.empty()) {
         const Class c = class_of(node_of, a, b);
-        const auto found = slowdowns.find(c);
-        const std::vector<double>* ratios = nullptr;
-        double least = kNone;
-        if (found != slowdowns.end()) {
-          ratios = &found->second;
-          least = floor[c];
-        } else if (c.first == c.second && !inside_slowdowns.empty()) {
-          ratios = &inside_slowdowns;
-          least = inside_floor;
+        const auto found = by_class.find(c);
+        if (found != by_class.end()) {
+          best = found->second.rescale(now);
+        } else if (c.first == c.second && !inside.ratios.empty()) {
+          best = inside.rescale(now);
         }
-        if (ratios) best = std::max(now / std::max(1.0, median(*ratios)), std::min(now, least));
       }
       if (best < now && best < kept[s][at(a, b)]) rescaled.insert({a, b});
       keep(kept[s], a, b, best);
