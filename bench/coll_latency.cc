@@ -6,12 +6,13 @@
 // For every collective and size (4 B to 16 MiB in x4 steps by default) and
 // every mode, the call runs `warmup` times untimed and then `reps` times,
 // each repetition started together (at one simulated instant under SMPI,
-// else after a barrier); the time kept is the median over repetitions of
-// the slowest rank (workload.h). Repetitions
-// shrink with the size, as in the OSU benchmarks, so that every size costs
-// about the same: --reps up to 8 KiB, then inversely proportional to the
-// size, never below --min-reps. E.g. --reps 100: 100 at 8 KiB, 12 at
-// 64 KiB, 5 (the minimum) at 1 MiB and beyond.
+// else after a barrier of rankshape's own, the same whatever the library);
+// the time kept is the median over repetitions of the slowest rank
+// (workload.h). Repetitions shrink with the size, as in the OSU
+// benchmarks, so that every size costs about the same: --reps up to 8 KiB,
+// then inversely proportional to the size, never below --min-reps. E.g.
+// --reps 100: 100 at 8 KiB, 12 at 64 KiB, 5 (the minimum) at 1 MiB and
+// beyond.
 //
 // The same binary gives every baseline: run it under Open MPI's defaults
 // with --label tuned, and again with `--mca coll_han_priority 100` and

@@ -13,6 +13,11 @@ DIR holds latency*.csv (coll_latency --out) and report.csv (coll_tune
 
 DIR may also hold report-NAME.csv for a variant column rankshape-NAME
 (e.g. coll_tune --rack-nodes for rankshape-racks): its predictions.
+
+Emulated: a native column labelled tuned-again (the tuned run repeated in
+every round) is the noise floor: its ratio to tuned is shown per row and
+summed up, and rows over the goal by no more than the worst such ratio
+are counted apart.
 """
 import csv
 import glob
@@ -23,6 +28,7 @@ import sys
 BIG = 64 << 10  # the goal's threshold: messages of 64 KiB and more
 GOAL_SPEEDUP = 1.5
 GOAL_SLOWDOWN = 1.05
+AGAIN = "tuned-again"  # emulated: the tuned column timed a second time
 
 
 def read_report(path):
@@ -101,15 +107,17 @@ def add_to_summary(s, coll, size, speedup, ratio, pm):
         s["pred"].append(pm)
 
 
-def table(platform, directory, baselines, csv_rows):
+def table(platform, directory, baselines, csv_rows, noise):
     """Markdown lines for one platform, and a summary per rankshape column.
 
     baselines: the native columns, e.g. ["native"] or ["tuned", "han"];
     the first is the reference for the speedup, the best of all for the
     ratio. Columns rankshape-* (variants, e.g. with racks) follow
     rankshape's, each with its speedup, ratio, choice and prediction (from
-    report-*.csv)."""
+    report-*.csv). noise: the ratio tuned-again / tuned of each row that
+    has both is appended to it (and a column shows it)."""
     rows = read_latency(directory)
+    again = any(AGAIN in cols for cols in rows.values())
     variants = sorted({c for cols in rows.values() for c in cols if c.startswith("rankshape-")})
     columns = ["rankshape"] + variants
     predicted = {c: read_report(os.path.join(
@@ -124,6 +132,8 @@ def table(platform, directory, baselines, csv_rows):
     for coll, keys in by_coll.items():
         lines.append(f"\n#### {coll}\n")
         head = ["size"] + [f"{b} us" for b in baselines]
+        if again:
+            head += ["tuned again / tuned"]
         for c in columns:
             head += [f"{c} us", "speedup"] + (["vs best"] if len(baselines) > 1 else [])
             head += ["chosen", "predicted us", "pred/meas"]
@@ -137,7 +147,15 @@ def table(platform, directory, baselines, csv_rows):
             tuned = coll == "barrier" or (coll, key[1]) in tuned_sizes
             size = size_name(key[1]) if tuned else f"*{size_name(key[1])}*"
             cells = [size] + [us(x) for x in base]
+            if again:
+                repeat = cols.get(AGAIN, (None, ""))[0]
+                aa = repeat / ref if repeat and ref else None
+                cells.append(fmt(aa))
+                if aa is not None:
+                    noise.append(aa)
             row = [platform, coll, key[1]] + [g9(x) for x in base]
+            if again:
+                row.append(g9(repeat))
             for c in columns:
                 rs, choice = cols.get(c, (None, ""))
                 speedup = ref / rs if ref and rs else None
@@ -150,7 +168,7 @@ def table(platform, directory, baselines, csv_rows):
                 add_to_summary(summaries[c], coll, key[1], speedup, ratio, pm)
             lines.append("| " + " | ".join(cells) + " |")
             csv_rows.append(row)
-    return lines, summaries, variants
+    return lines, summaries, variants, again
 
 
 def fmt(x, digits=2):
@@ -159,6 +177,22 @@ def fmt(x, digits=2):
 
 def g9(x):
     return "" if x is None else f"{x:.9g}"
+
+
+def noise_line(noise, summaries):
+    """Markdown: how far two identical tuned runs land apart, and how many
+    rows over the goal are within that."""
+    if not noise:
+        return []
+    ordered = sorted(noise)
+    spread = max(ordered[-1], 1 / ordered[0])
+    over = [r for s in summaries.values() for r, _ in s["over"]]
+    within = sum(1 for r in over if r <= spread)
+    return ["", f"Noise floor: the tuned run timed twice in every round (column "
+            f"\"tuned again / tuned\"): median {ordered[len(ordered) // 2]:.2f}, range "
+            f"{ordered[0]:.2f}-{ordered[-1]:.2f} over {len(noise)} rows, so identical runs "
+            f"land up to {spread:.2f}x apart. {within} of the {len(over)} rows over "
+            f"{GOAL_SLOWDOWN:.2f}x are within that."]
 
 
 def summary_line(platform, s, baselines):
@@ -196,9 +230,12 @@ def main():
         runs = [("emulated", sys.argv[5])]
         baselines = ["tuned", "han"]
     csv_rows = []
-    body, summaries, variants = [], [], set()
+    body, summaries, variants, noise, noise_lines = [], [], set(), [], []
+    # Emulated only (one run): the repeated tuned column, if it was timed.
+    again = False
     for platform, directory in runs:
-        lines, per_column, v = table(platform, directory, baselines, csv_rows)
+        lines, per_column, v, again = table(platform, directory, baselines, csv_rows, noise)
+        noise_lines += noise_line(noise, per_column)
         variants.update(v)
         body.append(f"\n### {platform}\n")
         body.extend(lines)
@@ -217,12 +254,14 @@ def main():
           f"(collective, size) over {GOAL_SLOWDOWN:.2f}x | predicted vs measured (chosen configuration) |",
           "|---|---:|---|---|---|---|"]
     md += [s[0] for s in summaries]
+    md += noise_lines
     md += ["", "## Tables"] + body
     with open(out_md + ".tmp", "w") as f:
         f.write("\n".join(md) + "\n")
     with open(out_csv + ".tmp", "w", newline="") as f:
         w = csv.writer(f)
         head = ["platform", "collective", "bytes"] + [f"{b}_s" for b in baselines]
+        head += [f"{AGAIN}_s"] if again else []
         for c in ["rankshape"] + sorted(variants):
             head += [f"{c}_s", f"{c}_speedup", f"{c}_ratio_vs_best", f"{c}_choice",
                      f"{c}_predicted_s"]

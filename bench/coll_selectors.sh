@@ -7,6 +7,7 @@
 #   bench/coll_selectors.sh [--runs "PLATFORM:LAYOUT:RANKS ..."]
 #       [--collectives LIST] [--sizes LIST] [--candidates N] [--out DIR]
 #       [--reuse-builtins DIR] [--jobs N] [--no-tune] [--flat-factors]
+#       [--memory-gib N]
 # LAYOUT: block (data/platforms/PLATFORM.hostfile: node by node), rr
 # (PLATFORM-rr.hostfile: ranks dealt round-robin over the nodes), random
 # (PLATFORM-random.hostfile), uneven (node i of the block hostfile takes
@@ -31,6 +32,12 @@
 # its latency 11.6 times longer (from 65,472 B); not with --reuse-builtins.
 # Its run folders hold a file `factors`, and --reuse-builtins never takes
 # their columns.
+# --memory-gib N (default 4): the buffers of all of a run's simulated ranks
+# together (each rank's are real memory); sizes beyond are left out.
+# rankshape's trials may hold as much again. A reduce's every rank holds a
+# send buffer and a receive (rankshape: scratch) buffer: 16 MiB at 256
+# ranks needs 9, and up to twice that resident; a bcast 16 MiB there fits
+# in the default 4.
 # --reuse-builtins DIR takes the selectors' columns from an earlier run's
 # raw outputs (DIR/coll_selectors/RUN/SELECTOR.csv) where they hold every
 # collective and size asked for (or SELECTOR.deadlocks or .crashes lists it, or
@@ -46,6 +53,7 @@ sizes=8,1024,65536,1048576,4194304
 candidates=8
 tune=1
 jobs=2
+memory_gib=4
 out=bench/results
 reuse=
 factors=()
@@ -58,6 +66,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --reuse-builtins) reuse=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --memory-gib) memory_gib=$2; shift 2 ;;
     --no-tune) tune=0; shift ;;
     --flat-factors) factors=(--cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1); shift ;;
     *) echo "coll_selectors.sh: unknown argument '$1'" >&2; exit 2 ;;
@@ -111,6 +120,8 @@ if [ ${#factors[@]} -gt 0 ] && [ -n "$reuse" ]; then
   exit 2
 fi
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "coll_selectors.sh: --jobs '$jobs' is not a positive number" >&2; exit 2; }
+[[ $memory_gib =~ ^[1-9][0-9]*$ ]] ||
+  { echo "coll_selectors.sh: --memory-gib '$memory_gib' is not a positive number" >&2; exit 2; }
 bazel build --config=smpi --noshow_progress //cmd:coll_tune //bench:coll_latency
 bin=$(bazel info --config=smpi bazel-bin 2>/dev/null)
 work=$(mktemp -d)
@@ -193,8 +204,8 @@ one_run() {  # SPEC: the selectors, then rankshape, into $work/NAME-LAYOUT-RANKS
   # The network factors simulated, so that a later --reuse-builtins takes
   # only columns made with the default ones.
   if [ ${#factors[@]} -gt 0 ]; then echo flat >"$dir/factors"; fi
-  # Every simulated rank's buffers are real memory: 4 GiB per run.
-  limit=$((4096 / np))
+  # Every simulated rank's buffers are real memory: --memory-gib per run.
+  limit=$((memory_gib * 1024 / np))
   local timing=(--reps 3 --min-reps 3 --warmup 1 --max-buffer-mib "$limit")
   # shellcheck disable=SC2207  # words of relabel_args, no globs
   timing+=($(relabel_args "$layout"))
@@ -294,7 +305,7 @@ elapsed=$(($(date +%s) - start))
   fi
   echo "\`ompi\` selector's native call). Times: median of 3 repetitions (after 1"
   echo "warm-up) of the slowest rank. Bytes: per message (bcast, reduce, allreduce), or per block"
-  echo "(the others; sizes whose buffers pass 4 GiB over all ranks are left out: a gather's or"
+  echo "(the others; sizes whose buffers pass $memory_gib GiB over all ranks are left out: a gather's or"
   echo "scatter's root holds a block of every rank, the other ranks one). The link bound:"
   echo "\`bench/coll_selectors.py\`; \"% of bound\" is bound / time. \"predicted\": the cost"
   echo "model's price of rankshape's choice (\`lib/coll/model.h\`; native: its best flat algorithm)."

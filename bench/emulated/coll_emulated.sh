@@ -1,16 +1,18 @@
 #!/bin/bash
 # Collective latency on the emulated multi-node cluster (real Open MPI: TCP
-# between nodes, shared memory inside; cluster.sh), three columns from one
+# between nodes, shared memory inside; cluster.sh), four columns from one
 # script run:
 #   tuned      coll_latency --modes native under Open MPI's defaults;
 #   han        the same under --mca coll_han_priority 100 (HAN);
 #   rankshape  coll_latency --modes rankshape with RANKSHAPE_COLL_TABLE from
-#              coll_tune, run first on the same cluster.
+#              coll_tune, run first on the same cluster;
+#   tuned-again  tuned once more: how far two identical runs land apart
+#              (the noise floor the other columns' ratios are read against).
 # Then the collective correctness tests on real Open MPI across the
 # emulated nodes: collectives_mpi_test_bin and dispatch_mpi_test_bin at
 # NODES x RANKS_PER_NODE and at 3 x RANKS_PER_NODE ranks.
 #   bench/emulated/coll_emulated.sh [NODES] [RANKS_PER_NODE] [ROUNDS]   (default 4 2 3)
-# ROUNDS: the three columns are timed in turn that many times, and each
+# ROUNDS: the four columns are timed in turn that many times, and each
 # cell is the least of its rounds.
 # Writes bench/results/coll_emulated.{csv,md} and
 # bench/results/coll_emulated_tests.txt; tears the cluster down on every
@@ -78,8 +80,10 @@ for ((k = 1; k <= rounds; k++)); do
   must 1800 "$work/hosts" "$np" "$work/rankshape-$k.log" \
     -x RANKSHAPE_COLL_TABLE="$work/table.json" "${latency[@]}" \
     --out "$work/round-$k-rankshape.csv" --modes rankshape --label rankshape
+  must 1800 "$work/hosts" "$np" "$work/tuned-again-$k.log" "${latency[@]}" \
+    --out "$work/round-$k-tuned-again.csv" --modes native --label tuned-again
 done
-for label in tuned han rankshape; do
+for label in tuned han rankshape tuned-again; do
   python3 - "$work/latency-$label.csv" "$work"/round-*-"$label".csv <<'PY'
 import csv, sys
 least, fields = {}, None
@@ -141,7 +145,7 @@ mv "$tests" "$results/coll_emulated_tests.txt"
   echo
   echo "**These are $rounds runs per column on a shared, noisy 2-core machine with $np ranks"
   echo "oversubscribed on 2 cores:** the columns are timed in turn (tuned, han,"
-  echo "rankshape, tuned, ...) and each cell is the least of its $rounds runs, because this"
+  echo "rankshape, tuned again, tuned, ...) and each cell is the least of its $rounds runs, because this"
   echo "machine's speed changes for seconds at a time (docs/measure.md, \"Rescale\");"
   echo "every timing still includes scheduling noise, the"
   echo "\"network\" is memory copies through the kernel, and other jobs ran at the"
@@ -163,7 +167,11 @@ mv "$tests" "$results/coll_emulated_tests.txt"
   echo "- Repetitions: 50 up to 8 KiB, then fewer in proportion to the size (at"
   echo "  least 3), after up to 5 warmups; time = median over repetitions of the"
   echo "  slowest rank. Sizes 4 B to 16 MiB (x4), skipping buffers over $limit_mib MiB"
-  echo "  per rank."
+  echo "  per rank. Each repetition starts after rankshape's own barrier of"
+  echo "  point-to-point messages, the same in every column (MPI_Barrier is HAN's"
+  echo "  under HAN, and the moment it lets each rank go changes every time after it)."
+  echo "- **tuned again**: the tuned column timed once more in every round; its"
+  echo "  ratio to tuned shows how far two identical runs land apart here."
   echo "- speedup = tuned / rankshape; vs best = rankshape / min(tuned, han)."
   echo
   echo "Real time per step:"

@@ -184,10 +184,26 @@ double StartTogether::next() {
 #else
 bool StartTogether::clock_shared() { return false; }
 
-StartTogether::StartTogether(MPI_Comm comm) : comm_(comm) {}
+// MPI_Comm_split, not a dup: it copies no attributes (rankshape's own
+// context among them) and runs no callbacks of the program's.
+StartTogether::StartTogether(MPI_Comm comm) : comm_(comm) {
+  int rank = 0;
+  check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  MPI_Comm own = MPI_COMM_NULL;
+  check(PMPI_Comm_split(comm, 0, rank, &own), "MPI_Comm_split");
+  own_.emplace(own, mpi::Ownership::kTake);
+}
 
 double StartTogether::next() {
-  check(PMPI_Barrier(comm_), "MPI_Barrier");
+  // Dissemination: in round k every rank tells rank + 2^k and hears from
+  // rank - 2^k; after ceil(log2 p) rounds each has heard from all.
+  const MPI_Comm c = own_->get();
+  const int p = own_->size(), me = own_->rank();
+  for (int d = 1; d < p; d *= 2) {
+    check(PMPI_Sendrecv(nullptr, 0, MPI_BYTE, (me + d) % p, 0, nullptr, 0, MPI_BYTE,
+                        (me - d + p) % p, 0, c, MPI_STATUS_IGNORE),
+          "MPI_Sendrecv");
+  }
   return MPI_Wtime();
 }
 #endif

@@ -11,10 +11,12 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "lib/coll/config.h"
 #include "lib/coll/hierarchy.h"
+#include "lib/mpi/communicator.h"
 
 namespace rankshape::coll {
 
@@ -78,10 +80,17 @@ double median_of_slowest(MPI_Comm comm, std::vector<double> times);
 /// from its own early exit, waited for that too (8 B reduce: 104 us under
 /// `ompi`, 33 us under `mvapich2`, whose barrier differs). Elsewhere clocks
 /// are not shared: a barrier, then each rank's own clock (OSU's method).
+/// That barrier is rankshape's own (dissemination: ceil(log2 p) rounds of
+/// empty messages, on a private communicator), not MPI_Barrier: the
+/// library's barrier is part of what is compared (Open MPI's HAN releases
+/// a node's ranks after their leader, tuned all at about once), and with
+/// it every collective timed after it differs with the library, even one
+/// both run alike (alltoall, which HAN 4.1 leaves to tuned).
 class StartTogether {
  public:
   /// Collective over comm (under SMPI: learns how late after the last
-  /// rank's arrival an agreement leaves the others).
+  /// rank's arrival an agreement leaves the others; elsewhere: splits off
+  /// the private communicator of the barrier's messages).
   explicit StartTogether(MPI_Comm comm);
   /// Collective over comm: returns when this repetition starts, with its
   /// start time (MPI_Wtime).
@@ -93,6 +102,7 @@ class StartTogether {
  private:
   MPI_Comm comm_;
   double slack_ = 0;
+  std::optional<mpi::Communicator> own_;  // not under SMPI: the barrier's
 };
 
 template <typename Call>

@@ -4,6 +4,7 @@
 // them; the benchmarks' timing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "lib/coll/hierarchy.h"
 #include "lib/coll/table.h"
 #include "lib/coll/workload.h"
+#include "tests/testing/clock.h"
 #include "tests/testing/world.h"
 
 namespace rankshape::coll {
@@ -453,6 +455,27 @@ TEST(StartTogetherTest, RepetitionsStartAtOneInstantWhereTheClockIsShared) {
   MPI_Allreduce(&t, &low, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
   EXPECT_EQ(low, t);
   EXPECT_GE(t, 0);
+}
+
+// Whatever the library's barrier, no rank starts a repetition before the
+// last one has arrived: here the last rank comes 50 ms late, and with
+// MPI_Barrier replaced by nothing the others would leave at once.
+TEST(StartTogetherTest, NoRankStartsBeforeTheLastArrives) {
+  StartTogether together(MPI_COMM_WORLD);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int late = 0; late < std::min(size, 3); ++late) {
+    double arrived = 0;
+    if (rank == late) {
+      testing::hold_for(0.05);
+      arrived = testing::shared_now();
+    }
+    together.next();
+    const double left = testing::shared_now();
+    MPI_Bcast(&arrived, 1, MPI_DOUBLE, late, MPI_COMM_WORLD);
+    EXPECT_GE(left, arrived) << "rank " << rank << " left before rank " << late << " arrived";
+  }
 }
 
 }  // namespace
