@@ -1,6 +1,7 @@
 // Collective algorithms over point-to-point messages, one communicator at a
 // time. Ranks are relative to the root where the algorithm is symmetric
-// (v = (rank - root) mod p); reductions that must keep rank order run over
+// (v = (rank - root) mod p; the trees, on a power-of-two count, v = rank
+// XOR root: see Relative); reductions that must keep rank order run over
 // real ranks. Data is split into chunks of whole elements: n elements in k
 // chunks, the first n % k of them one element longer.
 //
@@ -197,20 +198,38 @@ void check_arguments(int count, std::optional<int> root, const Shape& s, const c
                               "' does not apply to " + collective);
 }
 
+// Tree positions relative to the tree's root. A subtree of the binomial
+// and k-nomial trees is an aligned block of positions ([v, v + 2^k) with v
+// a multiple of 2^k). On a power-of-two count, v = rank XOR root maps each
+// such block onto an aligned block of ranks, as root 0's tree has them:
+// ranks placed node by node (and nodes rack by rack) then keep a subtree
+// on as few nodes and racks whatever the root. The rotation v = (rank -
+// root) mod p shifts the blocks: a 32-leader k-nomial reduce to leader 4,
+// racks of 8 leaders, sends 4 messages between racks more than to leader 0.
+struct Relative {
+  Relative(int tree_root, int ranks)
+      : root(tree_root), p(ranks), flip((ranks & (ranks - 1)) == 0) {}
+  int of(int rank) const { return flip ? rank ^ root : (rank - root + p) % p; }
+  int real(int v) const { return flip ? v ^ root : (v + root) % p; }
+  int root, p;
+  bool flip;
+};
+
 // ---- bcast ----------------------------------------------------------------
 
 void binomial_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                     const Shape& s) {
-  const int v = (s.me - root + s.p) % s.p;
+  const Relative rel(root, s.p);
+  const int v = rel.of(s.me);
   int mask = 1;
   for (; mask < s.p; mask <<= 1) {
     if (v & mask) {
-      receive_from(buffer, count, type, (v - mask + root) % s.p, comm);
+      receive_from(buffer, count, type, rel.real(v - mask), comm);
       break;
     }
   }
   for (mask >>= 1; mask > 0; mask >>= 1) {
-    if (v + mask < s.p) send_to(buffer, count, type, (v + mask + root) % s.p, comm);
+    if (v + mask < s.p) send_to(buffer, count, type, rel.real(v + mask), comm);
   }
 }
 
@@ -235,8 +254,9 @@ int knomial_children_below(int v, int p) {
 
 void knomial_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                    const Shape& s) {
-  const int v = (s.me - root + s.p) % s.p;
-  if (v != 0) receive_from(buffer, count, type, (knomial_parent(v).first + root) % s.p, comm);
+  const Relative rel(root, s.p);
+  const int v = rel.of(s.me);
+  if (v != 0) receive_from(buffer, count, type, rel.real(knomial_parent(v).first), comm);
   // Far subtrees first; a round's children at once, one round after the
   // other (posting every round at once would share the parent's link
   // among all its children, and hold back the far subtrees' roots).
@@ -244,7 +264,7 @@ void knomial_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Com
     std::vector<MPI_Request> sent;
     for (int d = 1; d < kRadix && v + d * place < s.p; ++d) {
       sent.emplace_back();
-      check(MPI_Isend(buffer, count, type, (v + d * place + root) % s.p, kTag, comm, &sent.back()),
+      check(MPI_Isend(buffer, count, type, rel.real(v + d * place), kTag, comm, &sent.back()),
             "MPI_Isend");
     }
     check(MPI_Waitall(static_cast<int>(sent.size()), sent.data(), MPI_STATUSES_IGNORE),
@@ -371,17 +391,19 @@ struct ReduceTree {
         in(is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer),
         any_order(commutative(op)),
         top(any_order ? root : 0),
-        v((s.me - top + s.p) % s.p),
+        rel(top, s.p),
+        v(rel.of(s.me)),
         p(s.p) {}
   /// The real rank of tree position x.
-  int real(int x) const { return (x + top) % p; }
+  int real(int x) const { return rel.real(x); }
 
   Layout l;
   bool is_root;
   const void* in;  // this rank's data
   bool any_order;
   int top;  // the tree's root
-  int v;    // this rank's position, relative to top
+  Relative rel;
+  int v;  // this rank's position, relative to top
   int p;
 };
 

@@ -5,10 +5,11 @@
 // groups, and so on. Level j's
 // communicator joins the leaders (rank 0 of their level j - 1 communicator;
 // at level 0, every rank) of one level j group; the top communicator joins
-// the leaders of the coarsest groups. Members are ranked in launch order
-// (their rank in MPI_COMM_WORLD, counted from comm rank 0's, so that rank
-// 0, the usual root, leads its groups; comm's rank order where comm has
-// ranks from elsewhere) and leaders are the first of their group in it.
+// the leaders of the coarsest groups. Leaders: comm rank 0, the usual
+// root, in its groups; elsewhere the first of the group in launch order
+// (rank in MPI_COMM_WORLD; comm's rank order where comm has ranks from
+// elsewhere). Members are ranked leader first, then in launch order; the
+// top in launch order.
 // Launch order follows the machine (racks, then nodes), where a relabelled
 // communicator's rank order may not: its node leaders, ranked in its own
 // order, would put every step of a tree across racks. On MPI_COMM_WORLD,
