@@ -36,9 +36,10 @@
 //       1<->3 swap quarters, so rank r holds chunk bitreverse(r) complete
 //       (0: c0, 1: c2, 2: c1, 3: c3); doubling reverses it, farthest
 //       partner first.
-//   Rabenseifner reduce (p = 4): the same halving, then a gather, farthest
-//       first: 2->0 {c1}, 3->1 {c3}; 1->0 {c2,c3}; 0 passes the result to
-//       the root.
+//   Rabenseifner reduce (p = 4, root 0): the same halving, then a gather,
+//       farthest first: 2->0 {c1}, 3->1 {c3}; 1->0 {c2,c3}. To root 2 the
+//       ranks are numbered rank XOR 2: the same pairs exchange, and the
+//       gather ends at 2.
 //   recursive doubling allgather (p = 4, blocks b0..b3): 0<->1 and 2<->3
 //       swap their own blocks, then 0<->2 and 1<->3 swap the pairs they
 //       hold ({b0,b1} for {b2,b3}).
@@ -515,23 +516,29 @@ void chain_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Dat
 
 // The non-power-of-two fold: of the first 2 * rem ranks, each even one hands
 // its data to the odd one above and waits; the rest, renumbered 0..pof2-1
-// in rank order, do the power-of-two algorithm.
+// in rank order, do the power-of-two algorithm. A rooted algorithm numbers
+// them XOR the root's number (`flip`), so that number 0, where its result
+// ends, is the root (or the odd rank the root folded into) and every
+// exchange is between the same two ranks as from root 0.
 struct Fold {
   int pof2 = 1;
   int rem = 0;
   int active = -1;  // this rank's number among the pof2, or -1
-  int real(int a) const { return a < rem ? 2 * a + 1 : a + rem; }
+  int flip = 0;
+  int real(int a) const {
+    const int b = a ^ flip;
+    return b < rem ? 2 * b + 1 : b + rem;
+  }
 };
 
-Fold fold_of(const Shape& s) {
+// root: -1, or the rank that number 0 should be.
+Fold fold_of(const Shape& s, int root = -1) {
   Fold f;
   while (f.pof2 * 2 <= s.p) f.pof2 *= 2;
   f.rem = s.p - f.pof2;
-  if (s.me < 2 * f.rem) {
-    f.active = s.me % 2 ? s.me / 2 : -1;
-  } else {
-    f.active = s.me - f.rem;
-  }
+  const auto number = [&](int r) { return r < 2 * f.rem ? r / 2 : r - f.rem; };
+  if (root >= 0) f.flip = number(root);
+  if (s.me >= 2 * f.rem || s.me % 2 == 1) f.active = number(s.me) ^ f.flip;
   return f;
 }
 
@@ -654,7 +661,8 @@ void rabenseifner_allreduce(void* result, int count, MPI_Datatype type, MPI_Op o
 }
 
 // Rabenseifner's reduce (a commutative op): recursive halving as in the
-// allreduce, then the chunks are gathered to active rank 0, the halving
+// allreduce, then the chunks are gathered to active number 0 (the root,
+// see Fold), the halving
 // undone from its last step (at distance d, farthest first, a rank whose
 // bit d is set sends its range to the partner, which holds the other half
 // of the range they split, and drops out), which passes the result to the
@@ -667,7 +675,7 @@ void rabenseifner_reduce(const void* send_buffer, void* recv_buffer, int count, 
   const void* in = is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer;
   TypedBuffer work(count, l), scratch(count, l);
   copy(in, work.get(), count, type, l);
-  const Fold f = fold_of(s);
+  const Fold f = fold_of(s, root);
   fold_in(work.get(), scratch.get(), count, type, op, comm, s, f);
   if (f.active >= 0) {
     auto start = [&](int c) { return chunk_start(count, f.pof2, c); };
