@@ -6,9 +6,9 @@
 // shared memory takes 0.06 us for tens of seconds, then 0.32 us for up to
 // 41 s (4 minutes sampled every 0.1 s; bench/slow_phases repeats the
 // probe). A measurement that a slow phase starts in the middle of keeps
-// slow times for the pairs measured after it began, and measuring them again a few seconds later finds the host
-// still slow: a pair inside a node then stays dearer than pairs across
-// that were measured before.
+// slow times for the pairs measured after it began, and measuring them
+// again a few seconds later finds the host still slow: a pair inside a
+// node then stays dearer than pairs across that were measured before.
 //
 // So each pass that measures pairs again also measures, beside them,
 // reference pairs of the same class: the cheapest pairs, not measured
