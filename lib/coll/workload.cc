@@ -188,9 +188,9 @@ bool StartTogether::clock_shared() { return false; }
 // context among them) and runs no callbacks of the program's.
 StartTogether::StartTogether(MPI_Comm comm) : comm_(comm) {
   int rank = 0;
-  check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check(MPI_Comm_rank(comm_, &rank), "MPI_Comm_rank");
   MPI_Comm own = MPI_COMM_NULL;
-  check(PMPI_Comm_split(comm, 0, rank, &own), "MPI_Comm_split");
+  check(PMPI_Comm_split(comm_, 0, rank, &own), "MPI_Comm_split");
   own_.emplace(own, mpi::Ownership::kTake);
 }
 
