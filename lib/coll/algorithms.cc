@@ -205,8 +205,9 @@ void check_arguments(int count, std::optional<int> root, const Shape& s, const c
 // such block onto an aligned block of ranks, as root 0's tree has them:
 // ranks placed node by node (and nodes rack by rack) then keep a subtree
 // on as few nodes and racks whatever the root. The rotation v = (rank -
-// root) mod p shifts the blocks: a 32-leader k-nomial reduce to leader 4,
-// racks of 8 leaders, sends 4 messages between racks more than to leader 0.
+// root) mod p shifts the blocks: a k-nomial tree over 32 leaders in racks
+// of 8 has 5 edges between racks from leader 0, 9 from leader 1 rotated,
+// 5 from any leader numbered XOR.
 struct Relative {
   Relative(int tree_root, int ranks)
       : root(tree_root), p(ranks), flip((ranks & (ranks - 1)) == 0) {}
