@@ -4,13 +4,11 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 #include <type_traits>
 
 #include "lib/measure/fit.h"
@@ -205,13 +203,9 @@ HierarchicalResult measure_hierarchical(const mpi::Communicator& comm, const Job
     }
     mpi::check(MPI_Bcast(&overlap, 1, MPI_INT, 0, comm.get()), "MPI_Bcast");
     if (!overlap || pass >= options.retries) break;
-    // Later, as the dense mode does (pingpong.cc): a pass takes
-    // milliseconds, so passes at once all fall in the same slow phase of
-    // the host (CI: node 0's pairs at 28.9..32.5 us, 12.5 us otherwise,
-    // against 29.9 between nodes). Waits 0.25 s, 0.5 s, ... up to 4 s.
-    if (!mpi::simulated()) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(0.25 * (1 << std::min(pass, 4))));
-    }
+    // Later, as the dense mode does (CI: node 0's pairs at 28.9..32.5 us,
+    // 12.5 us otherwise, against 29.9 between nodes, in every pass at once).
+    wait_before_pass(pass);
   }
   if (layout.node_of[0] != 0) throw std::logic_error("rank 0 must be on node 0");
   HierarchicalResult result{std::nullopt, between, inside, {}, true, ""};

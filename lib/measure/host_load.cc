@@ -143,4 +143,9 @@ void quiet_barrier(const mpi::Communicator& comm) {
   quiet_wait(request, [&pause] { return pause = std::min(2 * pause, kLongestPause); });
 }
 
+void wait_before_pass(int pass) {
+  if (mpi::simulated()) return;
+  std::this_thread::sleep_for(std::chrono::duration<double>(0.25 * (1 << std::clamp(pass, 0, 4))));
+}
+
 }  // namespace rankshape

@@ -43,6 +43,13 @@ HostLoad detect_host_load(const mpi::Communicator& comm,
 /// barrier under SMPI.
 void quiet_barrier(const mpi::Communicator& comm);
 
+/// Sleeps before pass `pass` (0, 1, ...) of measuring again: 0.25 s, then
+/// 0.5 s, 1 s, 2 s, 4 s and 4 s after. A host busy as a whole for a while
+/// (a noisy neighbour, a slow phase of a virtual machine) may still be busy
+/// right after a sweep, and passes taking milliseconds would all fall in it.
+/// No sleep under SMPI, whose time is simulated.
+void wait_before_pass(int pass);
+
 /// The longest sleep of quiet_wait() and quiet_barrier(), in seconds.
 constexpr double kLongestPause = 10e-3;
 

@@ -1,12 +1,10 @@
 #include "lib/measure/pingpong.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <iterator>
 #include <limits>
 #include <stdexcept>
-#include <thread>
 
 #include "lib/measure/consistency.h"
 #include "lib/measure/fit.h"
@@ -381,13 +379,9 @@ PingPongResult measure_pingpong(const mpi::Communicator& comm, const PingPongOpt
       break;
     }
     r.remeasured += static_cast<int>(again.size());
-    // Later, not at once: a host busy as a whole for a while (a noisy
-    // neighbour, a burst of other work) may still be busy right after the
-    // sweep. Waits 0.25 s, then 0.5 s, 1 s, 2 s, ... (0 under SMPI, whose time
-    // is simulated).
-    if (!mpi::simulated()) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(0.25 * (1 << std::min(pass, 4))));
-    }
+    // Later, not at once: the host may still be in the slow phase that
+    // spoilt the sweep.
+    wait_before_pass(pass);
     std::vector<std::pair<int, int>> listed = again;
     listed.insert(listed.end(), references.begin(), references.end());
     const auto rounds = capped_rounds(std::move(listed), load.host_of, cap,
