@@ -35,7 +35,8 @@ std::vector<std::vector<int>> with_found_racks(MPI_Comm comm, std::vector<std::v
                                 std::to_string(p) + " ranks");
   }
   check_pingpong_options(options);
-  const std::vector<int>& top = groups.back();
+  // A copy: groups grows below, which may move its tables.
+  const std::vector<int> top = groups.back();
   // Each coarsest group's leader is its lowest rank; the leaders, in rank
   // order, are the groups in the order their first ranks come.
   std::map<int, int> index_of;  // coarsest group -> its leader's index
