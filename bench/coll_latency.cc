@@ -36,6 +36,10 @@
 // barrier that builds the context); predicted_seconds: the cost model's
 // price of rankshape's choice (dispatch::last_predicted(); empty for
 // native, -1 where the call was not decided).
+// Where rankshape's first call of a size made a trial, the log (standard
+// output) gets a line "# trial COLLECTIVE BYTES (us, predicted in brackets): CONFIG US (US); ..."
+// of what it timed (dispatch::last_trials(), native first), so that a report can show what the
+// choice was made from.
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -44,6 +48,7 @@
 #include <cstdint>
 #include <iostream>
 #include <optional>
+#include <ostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -97,6 +102,17 @@ int reps_for(const Args& a, std::int64_t bytes) {
 int warmup_for(const Args& a, std::int64_t bytes) {
   if (a.warmup == 0) return 0;
   return std::max(1, std::min(a.warmup, reps_for(a, bytes) / 10));
+}
+
+/// The trial line of the log: what rankshape's last call timed.
+void trials_line(Collective c, std::int64_t key, std::ostream& out) {
+  std::vector<std::string> timed;
+  for (const dispatch::Trial& t : dispatch::last_trials()) {
+    timed.push_back(
+        fmt::format("{} {:.2f} ({:.2f})", t.config, t.seconds * 1e6, t.predicted * 1e6));
+  }
+  out << fmt::format("# trial {} {} (us, predicted in brackets): {}\n", collective_name(c), key,
+                     fmt::join(timed, "; "));
 }
 
 /// A CSV field: quoted when it holds a comma, a quote or a line break.
@@ -214,6 +230,7 @@ int run(const Args& a) {
       if (rankshape) {
         const auto call = [&] { work.run(dispatch::calls()); };
         const double first = time_collective(comm, 0, 1, call);
+        if (rank == 0 && !dispatch::last_trials().empty()) trials_line(c, key, std::cout);
         rankshape_s = time_collective(comm, warmup, reps, call);
         choice = dispatch::last_choice();
         csv << fmt::format("{},{},rankshape,{},{:.9g},{},{:.9g},{:.9g}\n", collective_name(c), key,

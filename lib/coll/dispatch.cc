@@ -123,8 +123,6 @@ std::int64_t trial_memory() {
   const std::int64_t set = trial_memory_set.load();
   return set >= 0 ? set : settings().trial_memory;
 }
-// Hierarchical configurations tried beside native, the model's best first.
-constexpr std::size_t kTried = 2;
 
 // What a communicator's calls need, built once by its first call.
 struct Context {
@@ -138,12 +136,8 @@ struct Context {
 
 const Config& decided(MPI_Comm comm, Context& context, Collective c, std::int64_t bytes);
 
-// Times native, the model's kTried best hierarchical configurations, its
-// best one whose top level runs an algorithm of its own that none of those
-// runs (the model's errors are largest between top-level algorithms: on
-// SimGrid's 2-level cluster it put a scatter-allgather ahead of a binomial
-// tree that takes 12% less time at 1 MiB, and native, priced as the better
-// of the two, adds nothing to tell them apart), and the textbook flat
+// Times native, the hierarchical configurations worth_trying() (model.h)
+// picks from the model's ranking, and the textbook flat
 // algorithm for c with `bytes` on comm (median of 3 after a warm-up, the
 // slowest rank's), and for allreduce also this
 // communicator's own reduce then bcast of that size and its own
@@ -156,15 +150,8 @@ std::optional<Config> fastest(MPI_Comm comm, Context& context, Collective c, std
   const Hierarchy& h = *context.hierarchy;
   const auto ranked = rank_hierarchical(c, context.model, bytes);
   std::vector<Config> tried = {Config{}};
-  for (std::size_t i = 0; i < ranked.size() && i < kTried; ++i) tried.push_back(ranked[i].second);
-  const int top = context.model.depth();
-  for (std::size_t i = kTried; i < ranked.size(); ++i) {
-    const Algorithm a = ranked[i].second.level(top);
-    const auto same_top = [&](const Config& t) { return t.hierarchical && t.level(top) == a; };
-    if (a != Algorithm::kNative && std::none_of(tried.begin(), tried.end(), same_top)) {
-      tried.push_back(ranked[i].second);
-      break;
-    }
+  for (Config& config : worth_trying(ranked, context.model.depth())) {
+    tried.push_back(std::move(config));
   }
   if (auto textbook = textbook_flat(c, bytes, Workload::count(c, bytes), h.size())) {
     tried.push_back(*textbook);
@@ -223,7 +210,7 @@ std::optional<Config> fastest(MPI_Comm comm, Context& context, Collective c, std
         work->run_native();
       }
     });
-    timed.push_back({config.describe(), t});
+    timed.push_back({config.describe(), t, predict(c, config, context.model, bytes)});
     if (timed.size() == 1 || t < best_seconds) {
       best = config;
       best_seconds = t;

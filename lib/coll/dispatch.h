@@ -11,8 +11,9 @@
 // and the rows of the tuning table for its level sizes. Where the table
 // has no row, the first call of each collective in each size class (up to
 // 2^k bytes) is a trial: the MPI library's own call, the cost model's two
-// best hierarchical configurations and its best with another top-level
-// algorithm than theirs, rankshape's flat algorithm by the textbook rules
+// best hierarchical configurations and its best with each other top-level
+// algorithm that it prices within 2x of its best, rankshape's flat
+// algorithm by the textbook rules
 // (config.h), and for allreduce this communicator's own reduce then bcast
 // and its own reduce_scatter_block then allgather (decided first) are
 // timed on scratch buffers of that size (3 runs each after a warm-up, the
@@ -100,11 +101,12 @@ const std::string& last_choice();
 /// inter-communicator, RANKSHAPE_COLL=native).
 double last_predicted();
 
-/// One alternative timed in a trial: its configuration (Config::describe)
-/// and seconds.
+/// One alternative timed in a trial: its configuration (Config::describe),
+/// seconds, and the cost model's price of it (seconds, model.h's predict()).
 struct Trial {
   std::string config;
   double seconds = 0;
+  double predicted = 0;
 };
 
 /// The alternatives the last dispatched call on this thread timed to make

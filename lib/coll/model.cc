@@ -348,6 +348,24 @@ std::vector<std::pair<double, Config>> rank_hierarchical(Collective c, const Mod
   return ranked;
 }
 
+std::vector<Config> worth_trying(const std::vector<std::pair<double, Config>>& ranked, int depth,
+                                 std::size_t best, double within) {
+  std::vector<Config> tried;
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    if (i < best) {
+      tried.push_back(ranked[i].second);
+      continue;
+    }
+    if (ranked[i].first > within * ranked.front().first) break;
+    const Algorithm a = ranked[i].second.level(depth);
+    const auto same_top = [&](const Config& t) { return t.level(depth) == a; };
+    if (a != Algorithm::kNative && std::none_of(tried.begin(), tried.end(), same_top)) {
+      tried.push_back(ranked[i].second);
+    }
+  }
+  return tried;
+}
+
 Choice choose(Collective c, const Model& model, std::int64_t bytes, double margin,
               bool force_hierarchical) {
   Choice best;

@@ -9,6 +9,7 @@
 #define RANKSHAPE_LIB_COLL_MODEL_H_
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -74,6 +75,15 @@ double predict(Collective c, const Config& config, const Model& model, std::int6
 /// the least first (candidates' order among equals).
 std::vector<std::pair<double, Config>> rank_hierarchical(Collective c, const Model& model,
                                                          std::int64_t bytes);
+
+/// The hierarchical configurations a trial times (dispatch.h), from the
+/// ranking above: its `best` first ones, then for each other algorithm at
+/// the top level (not native: priced as the better of two classic ones, it
+/// tells nothing apart) that no configuration before runs there, the best
+/// one priced within `within` times the best. The model's errors are
+/// largest between top-level algorithms (docs/collectives.md).
+std::vector<Config> worth_trying(const std::vector<std::pair<double, Config>>& ranked, int depth,
+                                 std::size_t best = 2, double within = 2.0);
 
 struct Choice {
   Config config;

@@ -226,15 +226,21 @@ TEST(DispatchTest, TrialsKeepTheFastestOncePerSizeClass) {
   // The model's price of the choice, for reports: the same for the next
   // call of that size.
   EXPECT_GT(predicted, 0);
-  // Native, the model's 2 best hierarchical, its best with a top-level
-  // algorithm of its own that neither of those runs, the textbook flat one.
-  ASSERT_EQ(trials.size(), 5u);
+  // Native, the model's 2 best hierarchical, its best for each top-level
+  // algorithm of its own that none before runs and that it prices within
+  // 2x of its best, the textbook flat one.
+  ASSERT_GE(trials.size(), 4u);
   EXPECT_EQ(trials[0].config, "native");
+  EXPECT_LE(trials[1].predicted, trials[2].predicted);
   const auto top = [](const std::string& config) { return Config::parse(config)->level(1); };
-  EXPECT_NE(top(trials[3].config), Algorithm::kNative) << trials[3].config;
-  EXPECT_NE(top(trials[3].config), top(trials[1].config)) << trials[3].config;
-  EXPECT_NE(top(trials[3].config), top(trials[2].config)) << trials[3].config;
-  EXPECT_EQ(trials[4].config, "flat=binomial");  // 400 B
+  for (std::size_t i = 3; i + 1 < trials.size(); ++i) {
+    const Algorithm a = top(trials[i].config);
+    EXPECT_NE(a, Algorithm::kNative) << trials[i].config;
+    for (std::size_t j = 1; j < i; ++j) EXPECT_NE(a, top(trials[j].config)) << trials[i].config;
+    EXPECT_GE(trials[i].predicted, trials[2].predicted) << trials[i].config;
+    EXPECT_LE(trials[i].predicted, 2 * trials[1].predicted) << trials[i].config;
+  }
+  EXPECT_EQ(trials.back().config, "flat=binomial");  // 400 B
   std::size_t best = 0;
   for (std::size_t i = 0; i < trials.size(); ++i) {
     EXPECT_GE(trials[i].seconds, 0);
@@ -247,8 +253,8 @@ TEST(DispatchTest, TrialsKeepTheFastestOncePerSizeClass) {
   EXPECT_TRUE(dispatch::last_trials().empty());
   EXPECT_EQ(dispatch::last_choice(), choice);
   reduce(1000);  // another class
-  ASSERT_EQ(dispatch::last_trials().size(), 5u);
-  EXPECT_EQ(dispatch::last_trials()[4].config, "flat=rabenseifner");  // 4,000 B
+  ASSERT_GE(dispatch::last_trials().size(), 4u);
+  EXPECT_EQ(dispatch::last_trials().back().config, "flat=rabenseifner");  // 4,000 B
   expect_agreed("reduce after a second trial");
 }
 
@@ -272,9 +278,12 @@ TEST(DispatchTest, AllreduceTriesItsOwnReduceThenBcast) {
     EXPECT_TRUE(trials.empty());
     return;
   }
-  ASSERT_EQ(trials.size(), 7u);
+  // Native, the hierarchies (dispatch.h), the textbook flat one, then the
+  // two compositions.
+  ASSERT_GE(trials.size(), 6u);
+  const std::size_t n = trials.size();
   EXPECT_EQ(trials[0].config, "native");
-  EXPECT_EQ(trials[4].config, "flat=recursive-doubling");  // 1,200 B
+  EXPECT_EQ(trials[n - 3].config, "flat=recursive-doubling");  // 1,200 B
   ASSERT_EQ(dispatch::reduce(send.data(), sum.data(), 300, MPI_INT, MPI_SUM, 0, comm.get()),
             MPI_SUCCESS);
   EXPECT_TRUE(dispatch::last_trials().empty());
@@ -282,7 +291,7 @@ TEST(DispatchTest, AllreduceTriesItsOwnReduceThenBcast) {
   ASSERT_EQ(dispatch::bcast(sum.data(), 300, MPI_INT, 0, comm.get()), MPI_SUCCESS);
   EXPECT_TRUE(dispatch::last_trials().empty());
   EXPECT_EQ(sum, expected);
-  EXPECT_EQ(trials[5].config,
+  EXPECT_EQ(trials[n - 2].config,
             "reduce+bcast(" + reduce_choice + ";" + dispatch::last_choice() + ")");
   // The blocks of 1,200 B over p ranks: ints, as the trial's (300 / p of
   // them, in the size class of 1,200 / p bytes).
@@ -297,8 +306,8 @@ TEST(DispatchTest, AllreduceTriesItsOwnReduceThenBcast) {
                                 comm.get()),
             MPI_SUCCESS);
   EXPECT_TRUE(dispatch::last_trials().empty());
-  EXPECT_EQ(trials[6].config, "reduce_scatter_block+allgather(" + scatter_choice + ";" +
-                                  dispatch::last_choice() + ")");
+  EXPECT_EQ(trials[n - 1].config, "reduce_scatter_block+allgather(" + scatter_choice + ";" +
+                                      dispatch::last_choice() + ")");
   std::size_t best = 0;
   for (std::size_t i = 0; i < trials.size(); ++i) {
     if (trials[i].seconds < trials[best].seconds) best = i;
@@ -371,7 +380,7 @@ TEST(DispatchTest, ARankWithoutRoomForATrialVetoesItEverywhere) {
   // The same size class (up to 8 KiB), now with room everywhere.
   ASSERT_EQ(dispatch::reduce(send.data(), recv.data(), 1900, MPI_INT, MPI_SUM, 0, comm.get()),
             MPI_SUCCESS);
-  EXPECT_EQ(dispatch::last_trials().size(), useful ? 5u : 0u);
+  EXPECT_EQ(dispatch::last_trials().empty(), !useful);
   expect_agreed("reduce after the veto");
   if (world_rank() == 0) {
     EXPECT_EQ(recv[1899], 3 * world_size());

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lib/coll/config.h"
 #include "lib/coll/table.h"
@@ -261,6 +264,43 @@ TEST(ModelTest, AReduceScatterThenAnAllgatherCostsItsPartsOfABlockPerRank) {
   EXPECT_DOUBLE_EQ(predict(Collective::kAllreduce, composed, m, std::int64_t{1} << 20),
                    predict(Collective::kReduceScatterBlock, Config{}, m, block) +
                        predict(Collective::kAllgather, composed.parts[1], m, block));
+}
+
+// A trial times the model's two best, then the best of each other
+// algorithm at the top that it prices within 2x of its best.
+TEST(ModelTest, TrialsTakeTheTwoBestAndEachOtherTopWithinTwice) {
+  std::vector<std::pair<double, Config>> ranked;
+  for (const auto& [seconds, text] : std::vector<std::pair<double, std::string>>{
+           {1.0, "hierarchical levels=chain,knomial"},
+           {1.01, "hierarchical levels=native,knomial"},
+           {1.05, "hierarchical levels=chain,native"},  // native at the top: never on its own
+           {1.1, "hierarchical levels=chain,binomial"},
+           {1.2, "hierarchical levels=native,binomial"},  // a top already tried
+           {1.5, "hierarchical levels=knomial,knomial"},
+           {1.9, "hierarchical levels=chain,scatter-allgather"},
+           {2.5, "hierarchical levels=chain,chain"}}) {  // over 2x the best
+    ranked.emplace_back(seconds, *Config::parse(text));
+  }
+  std::vector<std::string> tried;
+  for (const Config& config : worth_trying(ranked, 1)) tried.push_back(config.describe());
+  EXPECT_EQ(tried, (std::vector<std::string>{"hierarchical levels=chain,knomial",
+                                             "hierarchical levels=native,knomial",
+                                             "hierarchical levels=chain,binomial",
+                                             "hierarchical levels=chain,scatter-allgather"}));
+  // The two best are tried whatever they run; fewer when fewer are ranked.
+  EXPECT_EQ(worth_trying({ranked[2]}, 1).size(), 1u);
+  EXPECT_TRUE(worth_trying({}, 1).empty());
+  // On the model's own ranking: the best two, then distinct other tops.
+  const Model m = two_levels();
+  const auto own = rank_hierarchical(Collective::kBcast, m, 16 << 20);
+  const std::vector<Config> picked = worth_trying(own, m.depth());
+  ASSERT_GE(picked.size(), 2u);
+  EXPECT_EQ(picked[0], own[0].second);
+  EXPECT_EQ(picked[1], own[1].second);
+  for (std::size_t i = 2; i < picked.size(); ++i) {
+    EXPECT_NE(picked[i].level(1), Algorithm::kNative);
+    for (std::size_t j = 0; j < i; ++j) EXPECT_NE(picked[i].level(1), picked[j].level(1));
+  }
 }
 
 TEST(ModelTest, NoGainMeansNative) {
