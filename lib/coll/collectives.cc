@@ -91,11 +91,11 @@ const char* at(const void* base, std::int64_t block, int count, MPI_Aint extent)
 // Whether a buffer of blocks of this type for every comm rank, in rank
 // order, is byte for byte the packed blocks in hierarchical order: ranks
 // in hierarchical order (node by node, as launched in blocks) and a type
-// whose bytes are its data, without gaps. A gather's root then receives
-// the blocks straight into its buffer and a scatter's root sends them from
-// it: no scratch of a block per rank (whose fresh pages cost more than the
-// messages: 19 ms for 32 MiB here, where glibc maps every allocation of
-// 32 MiB or more afresh) and no copy.
+// whose bytes are its data, without gaps. A gather's root (an allgather's
+// every rank) then receives the blocks straight into its buffer and a
+// scatter's root sends them from it: no scratch of a block per rank
+// (whose fresh pages cost more than the messages: 19 ms for 32 MiB here,
+// where glibc maps every allocation of 32 MiB or more afresh) and no copy.
 bool lays_out_as_packed(const Hierarchy& h, MPI_Datatype type) {
   if (!std::is_sorted(h.order().begin(), h.order().end())) return false;
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
@@ -505,20 +505,25 @@ int allgather(const void* send, int send_count, MPI_Datatype send_type, void* re
     }
     gather_up(h, blocks, b);
     const std::int64_t all = b * h.size();
-    std::vector<char> everything(static_cast<std::size_t>(all));
+    // Every rank's blocks, straight into recv where it lays out as packed
+    // (each rank decides for its own buffer).
+    const bool direct = lays_out_as_packed(h, recv_type);
+    std::vector<char> scratch(direct ? 0 : static_cast<std::size_t>(all));
+    char* const everything = direct ? static_cast<char*>(recv) : scratch.data();
     if (const mpi::Communicator* top = h.level(h.depth())) {
       std::vector<int> counts, displs;
       member_layout(h, h.depth(), b, counts, displs);
       check(
           MPI_Allgatherv(blocks.data(), as_int(static_cast<std::int64_t>(blocks.size())), MPI_BYTE,
-                         everything.data(), counts.data(), displs.data(), MPI_BYTE, top->get()),
+                         everything, counts.data(), displs.data(), MPI_BYTE, top->get()),
           "MPI_Allgatherv");
     }
-    bcast_down(h, everything.data(), as_int(all), MPI_BYTE);
+    bcast_down(h, everything, as_int(all), MPI_BYTE);
+    if (direct) return;
     for (int i = 0; i < h.size(); ++i) {
       const int r = h.order()[static_cast<std::size_t>(i)];
       if (r == h.rank() && send == MPI_IN_PLACE) continue;
-      unpack(everything.data() + i * b, b, at(recv, r, recv_count, extent), recv_count, recv_type,
+      unpack(everything + i * b, b, at(recv, r, recv_count, extent), recv_count, recv_type,
              h.comm());
     }
   });
