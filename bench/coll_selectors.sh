@@ -297,8 +297,8 @@ elapsed=$(($(date +%s) - start))
   else
     echo "Each built-in selector's native collectives; rankshape: \`dispatch.h\` without"
     echo "a table: the first call of each collective and size class times native, the"
-    echo "cost model's two best hierarchical configurations and its best with another"
-    echo "top-level algorithm than theirs, the textbook flat algorithm"
+    echo "cost model's two best hierarchical configurations and its best with each other"
+    echo "top-level algorithm priced within 2x of its best, the textbook flat algorithm"
     echo "and, for allreduce, its own reduce then bcast and its own reduce_scatter_block"
     echo "then allgather of the message's blocks, and keeps the fastest (\"first"
     echo "call\" is that call's time, the trial included; its native is the"
