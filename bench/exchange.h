@@ -10,9 +10,9 @@
 #include <memory>
 #include <vector>
 
-#include "bench/sim_buffer.h"
 #include "lib/mpi/communicator.h"
 #include "lib/mpi/error.h"
+#include "lib/mpi/message_buffer.h"
 
 namespace rankshape::bench {
 
@@ -27,19 +27,19 @@ struct ExchangePeer {
 // untimed ones and a barrier.
 inline double timed_exchange(const mpi::Communicator& comm, const std::vector<ExchangePeer>& peers,
                              int reps, int warmup) {
-  std::vector<std::unique_ptr<Buffer>> send, receive;
+  std::vector<std::unique_ptr<mpi::MessageBuffer>> send, receive;
   for (const ExchangePeer& p : peers) {
-    send.push_back(std::make_unique<Buffer>(p.bytes));
-    receive.push_back(std::make_unique<Buffer>(p.bytes));
+    send.push_back(std::make_unique<mpi::MessageBuffer>(p.bytes));
+    receive.push_back(std::make_unique<mpi::MessageBuffer>(p.bytes));
   }
   std::vector<MPI_Request> requests(2 * peers.size());
   const auto step = [&] {
     for (std::size_t i = 0; i < peers.size(); ++i) {
       const int count = static_cast<int>(peers[i].bytes);
-      mpi::check(MPI_Irecv(receive[i]->data, count, MPI_BYTE, peers[i].receive_from, peers[i].tag,
+      mpi::check(MPI_Irecv(receive[i]->data(), count, MPI_BYTE, peers[i].receive_from, peers[i].tag,
                            comm.get(), &requests[2 * i]),
                  "MPI_Irecv");
-      mpi::check(MPI_Isend(send[i]->data, count, MPI_BYTE, peers[i].send_to, peers[i].tag,
+      mpi::check(MPI_Isend(send[i]->data(), count, MPI_BYTE, peers[i].send_to, peers[i].tag,
                            comm.get(), &requests[2 * i + 1]),
                  "MPI_Isend");
     }

@@ -12,9 +12,9 @@
 // the time kept is the slowest rank's mean step time.
 // Under SimGrid SMPI the times are simulated (deterministic), and the
 // buffers come from SMPI_SHARED_MALLOC, so that thousands of simulated
-// ranks sending MiB messages fit in little real memory (run with
-// --cfg=smpi/shared-malloc:global; the data is then garbage, the timing
-// right).
+// ranks sending MiB messages fit in little real memory (SMPI's default
+// smpi/shared-malloc, global; the data is then garbage, the timing right;
+// lib/mpi/message_buffer.h).
 // Output (rank 0, written atomically at the end): CSV rows
 //   labelling,bytes,seconds,messages
 // with messages the number this rank count sends in one step.

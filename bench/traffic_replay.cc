@@ -12,7 +12,8 @@
 // rank i, as `relabel --perm` writes; "identity": the job's order) the
 // ranks are renumbered, --warmup steps run, then --reps timed ones; the time
 // kept is the slowest rank's mean step time. Under SimGrid SMPI the times
-// are simulated (deterministic) and the buffers shared (see sim_buffer.h).
+// are simulated (deterministic) and the buffers shared
+// (lib/mpi/message_buffer.h).
 // Output (rank 0, written atomically at the end): CSV rows
 //   labelling,seconds,pairs,bytes
 // with the pairs that exchange and the bytes one step sends in all.

@@ -67,8 +67,8 @@ Workload::Workload(Collective c, std::int64_t bytes, MPI_Comm comm) : c_(c), com
   int me = 0;
   check(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
   const auto [send, recv] = buffer_bytes(c, bytes, p, me == root_);
-  send_.assign(static_cast<std::size_t>(send), 1);
-  recv_.assign(static_cast<std::size_t>(recv), 0);
+  send_.emplace(static_cast<std::size_t>(send), 1);
+  recv_.emplace(static_cast<std::size_t>(recv), 0);
 }
 
 const Calls& native_calls() {
@@ -85,8 +85,8 @@ const Calls& native_calls() {
 }
 
 void Workload::run(const Calls& calls) {
-  void* s = send_.data();
-  void* r = recv_.data();
+  void* s = send_->data();
+  void* r = recv_->data();
   switch (c_) {
     case Collective::kBcast:
       check(calls.bcast(r, count_, type_, root_, comm_), "MPI_Bcast");
@@ -120,8 +120,8 @@ void Workload::run(const Calls& calls) {
 }
 
 void Workload::run_hierarchical(const Hierarchy& h, const Config& config) {
-  void* s = send_.data();
-  void* r = recv_.data();
+  void* s = send_->data();
+  void* r = recv_->data();
   switch (c_) {
     case Collective::kBcast:
       check(bcast(r, count_, type_, root_, h, config), "bcast");

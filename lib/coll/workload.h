@@ -4,7 +4,10 @@
 // choice) or with a given hierarchical configuration. Used by dispatch.h's
 // trials, coll_tune and the benchmarks.
 // Reductions use MPI_INT and MPI_SUM (bytes rounded down to whole ints, at
-// least one); the others move MPI_BYTE.
+// least one); the others move MPI_BYTE. Nobody reads the results, so under
+// SMPI the buffers are shared between the simulated ranks
+// (mpi::MessageBuffer): a 16 MiB reduce over 256 ranks holds 8 GiB of them
+// otherwise, twice during a trial.
 #ifndef RANKSHAPE_LIB_COLL_WORKLOAD_H_
 #define RANKSHAPE_LIB_COLL_WORKLOAD_H_
 
@@ -17,6 +20,7 @@
 #include "lib/coll/config.h"
 #include "lib/coll/hierarchy.h"
 #include "lib/mpi/communicator.h"
+#include "lib/mpi/message_buffer.h"
 
 namespace rankshape::coll {
 
@@ -59,7 +63,7 @@ class Workload {
   MPI_Comm comm_;
   int count_ = 0, root_ = 0;
   MPI_Datatype type_ = MPI_BYTE;
-  std::vector<char> send_, recv_;
+  std::optional<mpi::MessageBuffer> send_, recv_;
 };
 
 /// Collective over comm: runs call `warmup` times untimed, then `reps`
