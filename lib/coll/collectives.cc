@@ -94,8 +94,9 @@ const char* at(const void* base, std::int64_t block, int count, MPI_Aint extent)
 // whose bytes are its data, without gaps. A gather's root (an allgather's
 // every rank) then receives the blocks straight into its buffer and a
 // scatter's root sends them from it: no scratch of a block per rank
-// (whose fresh pages cost more than the messages: 19 ms for 32 MiB here,
-// where glibc maps every allocation of 32 MiB or more afresh) and no copy.
+// (whose fresh pages cost more than the messages: glibc maps every
+// allocation of 32 MiB or more afresh, 19 ms for 32 MiB here,
+// bench/scratch_bench) and no copy.
 bool lays_out_as_packed(const Hierarchy& h, MPI_Datatype type) {
   if (!std::is_sorted(h.order().begin(), h.order().end())) return false;
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
@@ -539,53 +540,71 @@ int reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype t
     const int p = h.size();
     const MPI_Aint extent = extent_of(type);
     const void* in = send == MPI_IN_PLACE ? recv : send;
-    // Everyone's p blocks in hierarchical order, then reduced up the levels.
-    TypedBuffer work(static_cast<std::int64_t>(p) * count, type);
-    for (int i = 0; i < p; ++i) {
-      copy(at(in, h.order()[static_cast<std::size_t>(i)], count, extent),
-           at(work.get(), i, count, extent), count, type);
-    }
     const int total = as_int(static_cast<std::int64_t>(p) * count);
+    // Everyone's p blocks in hierarchical order, reduced up the levels. In
+    // that order already, a rank's input is sent up as it is, and only the
+    // node leaders, which receive sums, hold p blocks of scratch (fresh
+    // pages of p blocks cost more than the messages: see lays_out_as_packed).
+    std::optional<TypedBuffer> work;
+    const void* up = in;  // what this rank sends up
+    if (!std::is_sorted(h.order().begin(), h.order().end())) {
+      work.emplace(total, type);
+      for (int i = 0; i < p; ++i) {
+        copy(at(in, h.order()[static_cast<std::size_t>(i)], count, extent),
+             at(work->get(), i, count, extent), count, type);
+      }
+      up = work->get();
+    } else if (h.depth() > 0 && h.level(0)->rank() == 0) {
+      work.emplace(total, type);
+    }
     bool in_top = true;
     for (int j = 0; j < h.depth(); ++j) {
       const mpi::Communicator* level = h.level(j);
       // level_reduce: a node of one rank is a level of one (SMPI's ompi
       // reduce aborts there).
       if (level->rank() == 0) {
-        level_reduce(Algorithm::kNative, MPI_IN_PLACE, work.get(), total, type, op, 0,
-                     level->get());
+        level_reduce(Algorithm::kNative, up == work->get() ? MPI_IN_PLACE : up, work->get(), total,
+                     type, op, 0, level->get());
+        up = work->get();
       } else {
-        level_reduce(Algorithm::kNative, work.get(), nullptr, total, type, op, 0, level->get());
+        level_reduce(Algorithm::kNative, up, nullptr, total, type, op, 0, level->get());
         in_top = false;
         break;
       }
     }
     // Top members split the reduced vector by the ranks they represent;
     // then each level scatters the parts down. Blocks stay in hierarchical
-    // order, so a part is a contiguous run of blocks.
+    // order, so a part is a contiguous run of blocks. With no levels below
+    // the top, its members are the ranks, and each takes its block straight
+    // into recv (in place when its input is there).
     std::optional<TypedBuffer> part;
     if (in_top) {
       const int top = h.depth();
       std::vector<int> counts, displs;
       member_layout(h, top, count, counts, displs);
-      part.emplace(static_cast<std::int64_t>(h.span(h.rank(), top)) * count, type);
-      check(
-          MPI_Reduce_scatter(work.get(), part->get(), counts.data(), type, op, h.level(top)->get()),
-          "MPI_Reduce_scatter");
+      void* out = recv;
+      if (top > 0) {
+        out = part.emplace(static_cast<std::int64_t>(h.span(h.rank(), top)) * count, type).get();
+      }
+      check(MPI_Reduce_scatter(up == out ? MPI_IN_PLACE : up, out, counts.data(), type, op,
+                               h.level(top)->get()),
+            "MPI_Reduce_scatter");
     }
+    // Down the levels; the last scatters straight into recv (every rank is
+    // in level 0, where each holds one block).
     for (int j = h.depth() - 1; j >= 0; --j) {
       const mpi::Communicator* level = h.level(j);
       if (!level) continue;
       std::vector<int> counts, displs;
       if (level->rank() == 0) member_layout(h, j, count, counts, displs);
       const int mine = as_int(static_cast<std::int64_t>(h.span(h.rank(), j)) * count);
-      TypedBuffer next(mine, type);
+      std::optional<TypedBuffer> next;
+      if (j > 0) next.emplace(mine, type);
       check(MPI_Scatterv(part ? part->get() : nullptr, counts.data(), displs.data(), type,
-                         next.get(), mine, type, 0, level->get()),
+                         next ? next->get() : recv, mine, type, 0, level->get()),
             "MPI_Scatterv");
-      part.emplace(std::move(next));
+      if (next) part.emplace(std::move(*next));
     }
-    copy(part->get(), recv, count, type);
   });
 }
 

@@ -56,20 +56,22 @@ std::int64_t Workload::count(Collective c, std::int64_t bytes) {
   return is_reduction(c) ? std::max<std::int64_t>(1, bytes / 4) : bytes;
 }
 
-Workload::Workload(Collective c, std::int64_t bytes, MPI_Comm comm) : c_(c), comm_(comm) {
-  int p = 0;
+Workload::Buffers Workload::buffers_for(Collective c, std::int64_t bytes, MPI_Comm comm, int root) {
+  int p = 0, me = 0;
   check(MPI_Comm_size(comm, &p), "MPI_Comm_size");
-  count_ = static_cast<int>(count(c, bytes));
-  if (is_reduction(c)) {
-    type_ = MPI_INT;
-    bytes = count_ * 4;
-  }
-  int me = 0;
   check(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
-  const auto [send, recv] = buffer_bytes(c, bytes, p, me == root_);
-  send_.emplace(static_cast<std::size_t>(send), 1);
-  recv_.emplace(static_cast<std::size_t>(recv), 0);
+  if (is_reduction(c)) bytes = count(c, bytes) * 4;  // whole ints
+  const auto [send, recv] = buffer_bytes(c, bytes, p, me == root);
+  return {mpi::MessageBuffer(static_cast<std::size_t>(send), 1),
+          mpi::MessageBuffer(static_cast<std::size_t>(recv), 0)};
 }
+
+Workload::Workload(Collective c, std::int64_t bytes, MPI_Comm comm)
+    : c_(c),
+      comm_(comm),
+      count_(static_cast<int>(count(c, bytes))),
+      type_(is_reduction(c) ? MPI_INT : MPI_BYTE),
+      buffers_(buffers_for(c, bytes, comm, root_)) {}
 
 const Calls& native_calls() {
   static const Calls calls = {PMPI_Bcast,
@@ -85,8 +87,8 @@ const Calls& native_calls() {
 }
 
 void Workload::run(const Calls& calls) {
-  void* s = send_->data();
-  void* r = recv_->data();
+  void* s = buffers_.send.data();
+  void* r = buffers_.recv.data();
   switch (c_) {
     case Collective::kBcast:
       check(calls.bcast(r, count_, type_, root_, comm_), "MPI_Bcast");
@@ -120,8 +122,8 @@ void Workload::run(const Calls& calls) {
 }
 
 void Workload::run_hierarchical(const Hierarchy& h, const Config& config) {
-  void* s = send_->data();
-  void* r = recv_->data();
+  void* s = buffers_.send.data();
+  void* r = buffers_.recv.data();
   switch (c_) {
     case Collective::kBcast:
       check(bcast(r, count_, type_, root_, h, config), "bcast");

@@ -59,11 +59,17 @@ class Workload {
   static std::int64_t count(Collective c, std::int64_t bytes);
 
  private:
+  // The send and receive buffers of a call of c by this rank.
+  struct Buffers {
+    mpi::MessageBuffer send, recv;
+  };
+  static Buffers buffers_for(Collective c, std::int64_t bytes, MPI_Comm comm, int root);
+
   Collective c_;
   MPI_Comm comm_;
   int count_ = 0, root_ = 0;
   MPI_Datatype type_ = MPI_BYTE;
-  std::optional<mpi::MessageBuffer> send_, recv_;
+  Buffers buffers_;
 };
 
 /// Collective over comm: runs call `warmup` times untimed, then `reps`

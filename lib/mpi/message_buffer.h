@@ -17,6 +17,13 @@
 
 namespace rankshape::mpi {
 
+/// What a MessageBuffer throws when the memory cannot be had: a bad_alloc
+/// (callers that catch those keep working) that says which allocation failed.
+class MessageBufferAllocError : public std::bad_alloc {
+ public:
+  const char* what() const noexcept override { return "out of memory for a message buffer"; }
+};
+
 class MessageBuffer {
  public:
   explicit MessageBuffer(std::size_t bytes, unsigned char fill = 0) : size_(bytes) {
@@ -27,7 +34,7 @@ class MessageBuffer {
     data_ = static_cast<char*>(std::malloc(bytes == 0 ? 1 : bytes));
     if (data_ != nullptr) std::memset(data_, fill, bytes);
 #endif
-    if (data_ == nullptr) throw std::bad_alloc();
+    if (data_ == nullptr) throw MessageBufferAllocError();
   }
   ~MessageBuffer() { release(); }
   MessageBuffer(const MessageBuffer&) = delete;

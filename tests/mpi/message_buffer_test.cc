@@ -6,6 +6,8 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <limits>
+#include <new>
 #include <utility>
 
 namespace rankshape::mpi {
@@ -44,6 +46,18 @@ TEST(MessageBufferTest, EveryByteHoldsTheFill) {
   const MessageBuffer buffer(100000, 0x5a);
   for (std::size_t i = 0; i < buffer.size(); ++i) ASSERT_EQ(buffer.data()[i], 0x5a) << i;
 }
+
+// AddressSanitizer aborts on such a request instead of failing it.
+#ifndef __SANITIZE_ADDRESS__
+TEST(MessageBufferTest, MemoryThatCannotBeHadThrowsABadAllocThatSaysSo) {
+  try {
+    const MessageBuffer buffer(std::numeric_limits<std::size_t>::max() / 2);
+    FAIL() << "no error for " << buffer.size() << " bytes";
+  } catch (const std::bad_alloc& e) {
+    EXPECT_STREQ(e.what(), "out of memory for a message buffer");
+  }
+}
+#endif
 #endif
 
 }  // namespace
