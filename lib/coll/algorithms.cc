@@ -51,6 +51,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -76,12 +77,13 @@ struct Names {
   Algorithm algorithm;
   std::string_view name;
 };
-constexpr std::array<Names, 10> kNames = {{
+constexpr std::array<Names, 11> kNames = {{
     {Algorithm::kNative, "native"},
     {Algorithm::kBinomial, "binomial"},
     {Algorithm::kKnomial, "knomial"},
     {Algorithm::kScatterAllgather, "scatter-allgather"},
     {Algorithm::kChain, "chain"},
+    {Algorithm::kBinary, "binary"},
     {Algorithm::kRecursiveDoubling, "recursive-doubling"},
     {Algorithm::kRing, "ring"},
     {Algorithm::kRabenseifner, "rabenseifner"},
@@ -315,14 +317,14 @@ void scatter_allgather_bcast(void* buffer, int count, MPI_Datatype type, int roo
   }
 }
 
-// One rank's part of a chain that moves count elements of buffer segment
-// by segment from rank `from` to rank `to` (-1: none): segment i arrives in
-// place, arrived(first element, length) runs on it, and it goes on to
-// `to`. Two receives are posted at once (segments i and i + 1), up to
-// kPendingSends sends are in flight.
+// One rank's part of a pipeline (a chain, a tree) that moves count
+// elements of buffer segment by segment from rank `from` (-1: none) to the
+// ranks `to`: segment i arrives in place, arrived(first element, length)
+// runs on it, and it goes on to each of `to`. Two receives are posted at
+// once (segments i and i + 1), up to kPendingSends sends are in flight.
 template <typename Arrived>
-void run_chain(void* buffer, int count, MPI_Datatype type, int from, int to, MPI_Comm comm,
-               std::int64_t segment_bytes, Arrived arrived) {
+void run_pipeline(void* buffer, int count, MPI_Datatype type, int from, const std::vector<int>& to,
+                  MPI_Comm comm, std::int64_t segment_bytes, Arrived arrived) {
   const Layout l = layout_of(type);
   const std::int64_t bytes = segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes;
   const std::int64_t per_segment = l.size > 0 ? std::max<std::int64_t>(1, bytes / l.size) : count;
@@ -334,6 +336,7 @@ void run_chain(void* buffer, int count, MPI_Datatype type, int from, int to, MPI
   std::array<MPI_Request, 2> receives = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   std::array<MPI_Request, kPendingSends> sends;
   sends.fill(MPI_REQUEST_NULL);
+  std::int64_t sent = 0;
   auto post_receive = [&](std::int64_t i) {
     check(MPI_Irecv(at(buffer, first(i), l), length(i), type, from, kTag, comm,
                     &receives[static_cast<std::size_t>(i % 2)]),
@@ -346,10 +349,10 @@ void run_chain(void* buffer, int count, MPI_Datatype type, int from, int to, MPI
       check(MPI_Wait(&receives[static_cast<std::size_t>(i % 2)], MPI_STATUS_IGNORE), "MPI_Wait");
       arrived(first(i), length(i));
     }
-    if (to >= 0) {
-      MPI_Request& slot = sends[static_cast<std::size_t>(i % kPendingSends)];
+    for (int next : to) {
+      MPI_Request& slot = sends[static_cast<std::size_t>(sent++ % kPendingSends)];
       check(MPI_Wait(&slot, MPI_STATUS_IGNORE), "MPI_Wait");
-      check(MPI_Isend(at(buffer, first(i), l), length(i), type, to, kTag, comm, &slot),
+      check(MPI_Isend(at(buffer, first(i), l), length(i), type, next, kTag, comm, &slot),
             "MPI_Isend");
     }
   }
@@ -360,8 +363,47 @@ void chain_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm 
                  const Shape& s, std::int64_t segment_bytes) {
   const int v = (s.me - root + s.p) % s.p;
   const int prev = v > 0 ? (s.me - 1 + s.p) % s.p : -1;
-  const int next = v + 1 < s.p ? (s.me + 1) % s.p : -1;
-  run_chain(buffer, count, type, prev, next, comm, segment_bytes, [](std::int64_t, int) {});
+  std::vector<int> next;
+  if (v + 1 < s.p) next.push_back((s.me + 1) % s.p);
+  run_pipeline(buffer, count, type, prev, next, comm, segment_bytes, [](std::int64_t, int) {});
+}
+
+// A binary tree over numbers 0..p-1 whose every subtree is a run of
+// consecutive numbers: the subtree of [lo, hi) has lo at its root and the
+// two halves of [lo + 1, hi), the first the larger, as its subtrees. So a
+// run of ranks on one node or rack stays a run of subtrees: few messages
+// leave it. Finds v's parent (-1 for 0) and children.
+void binary_tree_place(int v, int p, int& parent, std::vector<int>& children) {
+  parent = -1;
+  int lo = 0, hi = p;
+  while (lo != v) {
+    const int split = lo + 1 + (hi - lo) / 2;  // first of the second half
+    parent = lo;
+    if (v < split) {
+      hi = split;
+      lo = lo + 1;
+    } else {
+      lo = split;
+    }
+  }
+  children.clear();
+  const int split = lo + 1 + (hi - lo) / 2;
+  if (lo + 1 < hi) children.push_back(lo + 1);
+  if (split < hi) children.push_back(split);
+}
+
+void binary_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                  const Shape& s, std::int64_t segment_bytes) {
+  const int v = (s.me - root + s.p) % s.p;
+  int parent = -1;
+  std::vector<int> children;
+  binary_tree_place(v, s.p, parent, children);
+  const auto real = [&](int w) { return (w + root) % s.p; };
+  for (int& c : children) c = real(c);
+  const std::int64_t bytes = static_cast<std::int64_t>(count) * layout_of(type).size;
+  run_pipeline(buffer, count, type, parent >= 0 ? real(parent) : -1, children, comm,
+               segment_bytes > 0 ? segment_bytes : binary_segment_bytes(bytes),
+               [](std::int64_t, int) {});
 }
 
 // ---- reduce ---------------------------------------------------------------
@@ -507,9 +549,12 @@ void chain_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Dat
   // own place, and leave with this rank's part combined on the left.
   TypedBuffer acc(from >= 0 ? count : 0, l);
   void* partial = from >= 0 ? acc.get() : in;
-  run_chain(partial, count, type, from, to, comm, segment_bytes, [&](std::int64_t first, int n) {
-    combine(at(in, first, l), at(partial, first, l), n, type, op);
-  });
+  std::vector<int> next;
+  if (to >= 0) next.push_back(to);
+  run_pipeline(partial, count, type, from, next, comm, segment_bytes,
+               [&](std::int64_t first, int n) {
+                 combine(at(in, first, l), at(partial, first, l), n, type, op);
+               });
   hand_to_root(partial, recv_buffer, count, type, l, s.me == top, is_root, top, root, comm);
 }
 
@@ -762,6 +807,11 @@ std::string_view algorithm_name(Algorithm a) {
                               std::to_string(static_cast<int>(a)));
 }
 
+std::int64_t binary_segment_bytes(std::int64_t bytes) {
+  const double balanced = std::sqrt(static_cast<double>(std::max<std::int64_t>(bytes, 0)) * 16384);
+  return std::clamp<std::int64_t>(std::llround(balanced), 8 << 10, 1 << 20);
+}
+
 std::optional<Algorithm> algorithm_named(std::string_view name) {
   for (const Names& n : kNames) {
     if (n.name == name) return n.algorithm;
@@ -772,7 +822,7 @@ std::optional<Algorithm> algorithm_named(std::string_view name) {
 void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                  std::int64_t segment_bytes) {
   if (a != Algorithm::kNative && a != Algorithm::kBinomial && a != Algorithm::kKnomial &&
-      a != Algorithm::kScatterAllgather && a != Algorithm::kChain) {
+      a != Algorithm::kScatterAllgather && a != Algorithm::kChain && a != Algorithm::kBinary) {
     not_for(a, "bcast");
   }
   if (segment_bytes < 0) throw std::invalid_argument("negative chain segment size");
@@ -792,6 +842,9 @@ void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int ro
       break;
     case Algorithm::kScatterAllgather:
       scatter_allgather_bcast(buffer, count, type, root, comm, s);
+      break;
+    case Algorithm::kBinary:
+      binary_bcast(buffer, count, type, root, comm, s, segment_bytes);
       break;
     default:
       chain_bcast(buffer, count, type, root, comm, s, segment_bytes);

@@ -30,6 +30,7 @@ enum class Algorithm {
   kKnomial,            // the same, 4-nomial tree, a round's messages at once
   kScatterAllgather,   // bcast: binomial scatter, then allgather (scatter_allgather_doubles)
   kChain,              // bcast, reduce: pipelined chain of segments
+  kBinary,             // bcast: pipelined binary tree of segments (binary_segment_bytes)
   kRecursiveDoubling,  // allreduce, allgather
   kRing,               // allreduce: ring reduce-scatter, then ring allgather; allgather
   kRabenseifner,       // allreduce, reduce: recursive halving, then recursive doubling
@@ -50,14 +51,24 @@ inline bool scatter_allgather_doubles(std::int64_t bytes, int ranks) {
   return bytes < (512 << 10) && ranks > 0 && (ranks & (ranks - 1)) == 0;
 }
 
-/// "native", "binomial", "knomial", "scatter-allgather", "chain",
+/// kBinary's segment for a message of `bytes` when none is given:
+/// sqrt(bytes x 16 KiB), within [8 KiB, 1 MiB]. Its time is about (depth +
+/// segments - 1) steps of a segment's latency plus its bytes: fewer, larger
+/// segments pay less latency, more, smaller ones fill the tree sooner, and
+/// the balance grows with the square root of the message (4 MiB: 256 KiB,
+/// 1 MiB: 128 KiB, the best of 64 KiB to 1 MiB on SimGrid's 32 nodes).
+std::int64_t binary_segment_bytes(std::int64_t bytes);
+
+/// "native", "binomial", "knomial", "scatter-allgather", "chain", "binary",
 /// "recursive-doubling", "ring", "rabenseifner", "recursive-halving".
 std::string_view algorithm_name(Algorithm a);
 std::optional<Algorithm> algorithm_named(std::string_view name);
 
-/// kNative, kBinomial, kKnomial, kScatterAllgather, kChain. segment_bytes: the
-/// chain's segment size (0: a default of 64 KiB), rounded down to whole
-/// elements, at least one. kScatterAllgather and kChain split the buffer
+/// kNative, kBinomial, kKnomial, kScatterAllgather, kChain, kBinary.
+/// segment_bytes: the chain's or binary tree's segment size (0: a default
+/// of 64 KiB for the chain, binary_segment_bytes for the tree), rounded
+/// down to whole elements, at least one. kScatterAllgather, kChain and
+/// kBinary split the buffer
 /// into whole elements, so every rank must pass the same count and type
 /// (MPI asks only for the same type signature).
 void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,

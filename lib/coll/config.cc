@@ -18,7 +18,7 @@ std::vector<Algorithm> level_choices(Collective c, bool top) {
   using A = Algorithm;
   switch (c) {
     case Collective::kBcast:
-      return {A::kNative, A::kBinomial, A::kKnomial, A::kScatterAllgather, A::kChain};
+      return {A::kNative, A::kBinomial, A::kKnomial, A::kScatterAllgather, A::kChain, A::kBinary};
     case Collective::kReduce:
       return {A::kNative, A::kBinomial, A::kKnomial, A::kChain, A::kRabenseifner};
     case Collective::kAllreduce:

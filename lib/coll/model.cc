@@ -73,6 +73,23 @@ double chain(int n, double m, const LinkCost& l, double segment, double gamma) {
   return (n - 1 + u - 1) * (l.alpha_at(s) + s * (l.beta_with(sending, n) + gamma));
 }
 
+// A pipelined binary tree of n members (as lib/coll/algorithms.cc builds
+// it: depth floor(log2 n)) moving m bytes in segments
+// (binary_segment_bytes unless given): depth steps fill it, one more per
+// further segment; in each a parent sends the segment to both children
+// through its link, and every edge with a segment in flight loads the
+// level's shared capacity.
+double binary_tree(int n, double m, const LinkCost& l, double segment) {
+  const double s = std::min(
+      m, segment > 0 ? segment
+                     : static_cast<double>(binary_segment_bytes(static_cast<std::int64_t>(m))));
+  const double u = s > 0 ? std::ceil(m / s) : 1;
+  int depth = 0;
+  while ((2 << depth) <= n) ++depth;
+  const double edges = std::min(2 * u, n - 1.0);
+  return (depth + u - 1) * (l.alpha_at(s) + s * std::max(2 * l.beta, l.beta_with(edges, n)));
+}
+
 double bcast_cost(A a, int n, double m, const LinkCost& l, double segment) {
   if (n <= 1) return 0;
   switch (a) {
@@ -91,6 +108,8 @@ double bcast_cost(A a, int n, double m, const LinkCost& l, double segment) {
     }
     case A::kChain:
       return chain(n, m, l, segment, 0);
+    case A::kBinary:
+      return binary_tree(n, m, l, segment);
     default:  // native: the better of the two classic ones
       return std::min(bcast_cost(A::kBinomial, n, m, l, 0),
                       bcast_cost(A::kScatterAllgather, n, m, l, 0));

@@ -252,9 +252,10 @@ class AlgorithmsTest : public ::testing::Test {
     const int p = world_size(), me = world_rank();
     // A 3-byte chain segment is less than an element: one element a segment.
     const std::vector<Variant> variants = {
-        {Algorithm::kNative, 0},           {Algorithm::kBinomial, 0}, {Algorithm::kKnomial, 0},
-        {Algorithm::kScatterAllgather, 0}, {Algorithm::kChain, 0},    {Algorithm::kChain, 8},
-        {Algorithm::kChain, 1000},         {Algorithm::kChain, 3},
+        {Algorithm::kNative, 0},           {Algorithm::kBinomial, 0},  {Algorithm::kKnomial, 0},
+        {Algorithm::kScatterAllgather, 0}, {Algorithm::kChain, 0},     {Algorithm::kChain, 8},
+        {Algorithm::kChain, 1000},         {Algorithm::kChain, 3},     {Algorithm::kBinary, 0},
+        {Algorithm::kBinary, 8},           {Algorithm::kBinary, 1000}, {Algorithm::kBinary, 3},
     };
     for (int count : counts_for(k)) {
       const std::size_t n = static_cast<std::size_t>(count) * t.cells;
@@ -557,6 +558,10 @@ TEST_F(AlgorithmsTest, RejectsAlgorithmsThatDoNotApply) {
     EXPECT_THROW(level_allreduce(a, &x, &y, 1, MPI_INT, MPI_SUM, comm_), std::invalid_argument);
   }
   EXPECT_THROW(level_bcast(Algorithm::kChain, &x, 1, MPI_INT, 0, comm_, -1), std::invalid_argument);
+  EXPECT_THROW(level_bcast(Algorithm::kBinary, &x, 1, MPI_INT, 0, comm_, -1),
+               std::invalid_argument);
+  EXPECT_THROW(level_reduce(Algorithm::kBinary, &x, &y, 1, MPI_INT, MPI_SUM, 0, comm_),
+               std::invalid_argument);
   std::vector<int> all(static_cast<std::size_t>(world_size()), 0);
   for (Algorithm a :
        {Algorithm::kBinomial, Algorithm::kRabenseifner, Algorithm::kRecursiveHalving}) {
@@ -576,7 +581,7 @@ TEST_F(AlgorithmsTest, RejectsAlgorithmsThatDoNotApply) {
 TEST_F(AlgorithmsTest, NamesRoundTrip) {
   for (Algorithm a :
        {Algorithm::kNative, Algorithm::kBinomial, Algorithm::kKnomial, Algorithm::kScatterAllgather,
-        Algorithm::kChain, Algorithm::kRecursiveDoubling, Algorithm::kRing,
+        Algorithm::kChain, Algorithm::kBinary, Algorithm::kRecursiveDoubling, Algorithm::kRing,
         Algorithm::kRabenseifner, Algorithm::kRecursiveHalving, Algorithm::kLinear}) {
     EXPECT_EQ(algorithm_named(algorithm_name(a)), a) << algorithm_name(a);
   }

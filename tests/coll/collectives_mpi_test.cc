@@ -384,7 +384,7 @@ std::vector<Config> configs_for(Collective c, int depth, int count) {
   using A = Algorithm;
   std::vector<std::vector<A>> per_level;
   if (c == Collective::kBcast) {
-    per_level = {{A::kKnomial}, {A::kScatterAllgather}, {A::kChain}};
+    per_level = {{A::kKnomial}, {A::kScatterAllgather}, {A::kChain}, {A::kChain, A::kBinary}};
   } else if (c == Collective::kReduce) {
     per_level = {{A::kKnomial}, {A::kChain}, {A::kRabenseifner}};
   } else {

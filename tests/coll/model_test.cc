@@ -137,11 +137,11 @@ TEST(ConfigTest, TextbookFlatAlgorithmsFollowMpichsRules) {
 }
 
 TEST(ConfigTest, CandidatesCoverEveryLevelChoiceAndOnlyUsefulPipelines) {
-  // bcast on 2 levels + top: 5^3 algorithm combinations, native, and
+  // bcast on 2 levels + top: 6^3 algorithm combinations, native, and
   // pipelines of 8 KiB .. 4 MiB segments that give at least two segments.
-  EXPECT_EQ(candidates(Collective::kBcast, 2, 0).size(), 1u + 125u);
-  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 10).size(), 1u + 125u + 1u);
-  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20).size(), 1u + 125u + 5u);
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 0).size(), 1u + 216u);
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 10).size(), 1u + 216u + 1u);
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20).size(), 1u + 216u + 5u);
   // allreduce: native, binomial, k-nomial or chain below the top, six
   // choices at the top; reduce: five choices per level.
   EXPECT_EQ(candidates(Collective::kAllreduce, 1, 0).size(), 1u + 4u * 6u);
@@ -150,7 +150,7 @@ TEST(ConfigTest, CandidatesCoverEveryLevelChoiceAndOnlyUsefulPipelines) {
   EXPECT_EQ(candidates(Collective::kGather, 2, 1 << 20).size(), 2u);
   EXPECT_EQ(candidates(Collective::kBarrier, 0, 0).size(), 1u);
   // Where the MPI library cannot pipeline, no pipelines.
-  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20, false).size(), 1u + 125u);
+  EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20, false).size(), 1u + 216u);
 }
 
 TEST(ModelTest, NoPipelineIsChosenWhereTheyCannotRun) {
@@ -431,6 +431,38 @@ TEST(ModelTest, AChainWithOneSegmentHasOneLinkBusyAtATime) {
   // speed's cost each.
   EXPECT_NEAR(predict(Collective::kBcast, chain, m, 64 * 65536),
               (15 + 63) * (20e-6 + 65536 * 3.75e-9) + 3 * 0.5e-6, 1e-9);
+}
+
+TEST(ModelTest, ABinaryTreeBeatsTheChainOnlyWhereTheBackboneIsShared) {
+  // 16 leaders, 4 MiB: binary_segment_bytes gives 256 KiB, 16 segments
+  // down a tree of depth 4: 4 + 16 - 1 steps.
+  EXPECT_EQ(binary_segment_bytes(4 << 20), 256 << 10);
+  EXPECT_EQ(binary_segment_bytes(1 << 20), 128 << 10);
+  EXPECT_EQ(binary_segment_bytes(1), 8 << 10);
+  EXPECT_EQ(binary_segment_bytes(std::int64_t{1} << 40), 1 << 20);
+  Model m = two_levels();
+  m.links[0].beta = 0;
+  m.pipelines = false;
+  const Config chain = *Config::parse("hierarchical levels=native,chain");
+  const Config binary = *Config::parse("hierarchical levels=native,binary");
+  const std::int64_t bytes = 4 << 20;
+  const double seg = 256 << 10;
+  // Every link its own: a parent's two sends share its link, 2x the
+  // chain's bandwidth per step, and the chain wins.
+  EXPECT_NEAR(predict(Collective::kBcast, binary, m, bytes),
+              (3 + 16) * (20e-6 + seg * 2e-9) + 3 * 0.5e-6, 1e-9);
+  EXPECT_LT(predict(Collective::kBcast, chain, m, bytes),
+            predict(Collective::kBcast, binary, m, bytes));
+  // A backbone 4x oversubscribed bounds both by what all 15 edges move at
+  // once (3.75x each): the tree's 4 + 16 - 1 steps beat the chain's
+  // 15 + 64 - 1 of 64 KiB.
+  m.links[1].beta_loaded = 4 * m.links[1].beta;
+  EXPECT_NEAR(predict(Collective::kBcast, binary, m, bytes),
+              (3 + 16) * (20e-6 + seg * 3.75e-9) + 3 * 0.5e-6, 1e-9);
+  EXPECT_NEAR(predict(Collective::kBcast, chain, m, bytes),
+              (15 + 63) * (20e-6 + 65536 * 3.75e-9) + 3 * 0.5e-6, 1e-9);
+  EXPECT_GT(predict(Collective::kBcast, chain, m, bytes),
+            predict(Collective::kBcast, binary, m, bytes));
 }
 
 TEST(TableTest, RoundTripsAndLooksUpTheNearestSize) {
