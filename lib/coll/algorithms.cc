@@ -558,6 +558,70 @@ void chain_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Dat
   hand_to_root(partial, recv_buffer, count, type, l, s.me == top, is_root, top, root, comm);
 }
 
+// The mirror of binary_bcast: segment by segment, each rank combines its
+// part with its children's results and sends that to its parent. A
+// subtree is a run of consecutive numbers, the rank before its children's
+// runs, so numbering from 0 (not the root) where the operation does not
+// commute combines in rank order: the rank, then the first subtree's
+// result, then the second's.
+void binary_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Datatype type,
+                   MPI_Op op, int root, MPI_Comm comm, const Shape& s, std::int64_t segment_bytes) {
+  const Layout l = layout_of(type);
+  const bool is_root = s.me == root;
+  // Only read, and by a leaf sent as it is; at() takes void*.
+  void* in = const_cast<void*>(is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer);
+  const int top = commutative(op) ? root : 0;
+  const auto real = [&](int w) { return (w + top) % s.p; };
+  int parent = -1;
+  std::vector<int> children;
+  binary_tree_place((s.me - top + s.p) % s.p, s.p, parent, children);
+  const std::int64_t bytes = segment_bytes > 0
+                                 ? segment_bytes
+                                 : binary_segment_bytes(static_cast<std::int64_t>(count) * l.size);
+  const std::int64_t per_segment = l.size > 0 ? std::max<std::int64_t>(1, bytes / l.size) : count;
+  const std::int64_t segments = (count + per_segment - 1) / per_segment;
+  auto first = [&](std::int64_t i) { return i * per_segment; };
+  auto length = [&](std::int64_t i) {
+    return static_cast<int>(std::min<std::int64_t>(per_segment, count - i * per_segment));
+  };
+  // Each child's results arrive in their own buffer, each segment in its
+  // place, two receives posted per child; the last child's buffer ends up
+  // holding this rank's result.
+  std::vector<TypedBuffer> from_child;
+  for (std::size_t k = 0; k < children.size(); ++k) from_child.emplace_back(count, l);
+  std::vector<std::array<MPI_Request, 2>> receives(children.size(),
+                                                   {MPI_REQUEST_NULL, MPI_REQUEST_NULL});
+  auto post_receive = [&](std::size_t k, std::int64_t i) {
+    check(MPI_Irecv(at(from_child[k].get(), first(i), l), length(i), type, real(children[k]), kTag,
+                    comm, &receives[k][static_cast<std::size_t>(i % 2)]),
+          "MPI_Irecv");
+  };
+  std::array<MPI_Request, kPendingSends> sends;
+  sends.fill(MPI_REQUEST_NULL);
+  for (std::size_t k = 0; k < children.size(); ++k) post_receive(k, 0);
+  void* result = children.empty() ? in : from_child.back().get();
+  for (std::int64_t i = 0; i < segments; ++i) {
+    for (std::size_t k = 0; k < children.size(); ++k) {
+      if (i + 1 < segments) post_receive(k, i + 1);
+      check(MPI_Wait(&receives[k][static_cast<std::size_t>(i % 2)], MPI_STATUS_IGNORE), "MPI_Wait");
+    }
+    if (children.size() == 2) {
+      combine(at(from_child[0].get(), first(i), l), at(from_child[1].get(), first(i), l), length(i),
+              type, op);
+    }
+    if (!children.empty())
+      combine(at(in, first(i), l), at(result, first(i), l), length(i), type, op);
+    if (parent >= 0) {
+      MPI_Request& slot = sends[static_cast<std::size_t>(i % kPendingSends)];
+      check(MPI_Wait(&slot, MPI_STATUS_IGNORE), "MPI_Wait");
+      check(MPI_Isend(at(result, first(i), l), length(i), type, real(parent), kTag, comm, &slot),
+            "MPI_Isend");
+    }
+  }
+  check(MPI_Waitall(kPendingSends, sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  hand_to_root(result, recv_buffer, count, type, l, s.me == top, is_root, top, root, comm);
+}
+
 // ---- allreduce ------------------------------------------------------------
 
 // The non-power-of-two fold: of the first 2 * rem ranks, each even one hands
@@ -855,7 +919,7 @@ void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int ro
 void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
                   MPI_Op op, int root, MPI_Comm comm, std::int64_t segment_bytes) {
   if (a != Algorithm::kNative && a != Algorithm::kBinomial && a != Algorithm::kKnomial &&
-      a != Algorithm::kChain && a != Algorithm::kRabenseifner) {
+      a != Algorithm::kChain && a != Algorithm::kBinary && a != Algorithm::kRabenseifner) {
     not_for(a, "reduce");
   }
   if (segment_bytes < 0) throw std::invalid_argument("negative chain segment size");
@@ -888,6 +952,8 @@ void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Data
   if (count == 0) return;
   if (a == Algorithm::kChain) {
     chain_reduce(send, recv, count, type, op, root, comm, s, segment_bytes);
+  } else if (a == Algorithm::kBinary) {
+    binary_reduce(send, recv, count, type, op, root, comm, s, segment_bytes);
   } else if (a == Algorithm::kRabenseifner) {
     rabenseifner_reduce(send, recv, count, type, op, root, comm, s);
   } else if (a == Algorithm::kKnomial) {

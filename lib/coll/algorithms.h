@@ -30,7 +30,7 @@ enum class Algorithm {
   kKnomial,            // the same, 4-nomial tree, a round's messages at once
   kScatterAllgather,   // bcast: binomial scatter, then allgather (scatter_allgather_doubles)
   kChain,              // bcast, reduce: pipelined chain of segments
-  kBinary,             // bcast: pipelined binary tree of segments (binary_segment_bytes)
+  kBinary,             // bcast, reduce: pipelined binary tree of segments
   kRecursiveDoubling,  // allreduce, allgather
   kRing,               // allreduce: ring reduce-scatter, then ring allgather; allgather
   kRabenseifner,       // allreduce, reduce: recursive halving, then recursive doubling
@@ -73,10 +73,10 @@ std::optional<Algorithm> algorithm_named(std::string_view name);
 /// (MPI asks only for the same type signature).
 void level_bcast(Algorithm a, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                  std::int64_t segment_bytes = 0);
-/// kNative, kBinomial, kKnomial, kChain (segment_bytes as for bcast), kRabenseifner
-/// (binomial for a non-commutative op); kChain and kRabenseifner split
-/// the buffer, so every rank must pass the same count and type. send may
-/// be MPI_IN_PLACE at the root.
+/// kNative, kBinomial, kKnomial, kChain, kBinary (segment_bytes as for
+/// bcast), kRabenseifner (binomial for a non-commutative op); kChain,
+/// kBinary and kRabenseifner split the buffer, so every rank must pass the
+/// same count and type. send may be MPI_IN_PLACE at the root.
 void level_reduce(Algorithm a, const void* send, void* recv, int count, MPI_Datatype type,
                   MPI_Op op, int root, MPI_Comm comm, std::int64_t segment_bytes = 0);
 /// kNative, kRecursiveDoubling, kRing, kRabenseifner, and kBinomial or

@@ -20,7 +20,7 @@ std::vector<Algorithm> level_choices(Collective c, bool top) {
     case Collective::kBcast:
       return {A::kNative, A::kBinomial, A::kKnomial, A::kScatterAllgather, A::kChain, A::kBinary};
     case Collective::kReduce:
-      return {A::kNative, A::kBinomial, A::kKnomial, A::kChain, A::kRabenseifner};
+      return {A::kNative, A::kBinomial, A::kKnomial, A::kChain, A::kBinary, A::kRabenseifner};
     case Collective::kAllreduce:
       if (top) {
         return {A::kNative,       A::kRecursiveDoubling, A::kRing,

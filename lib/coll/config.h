@@ -48,8 +48,8 @@ struct Config {
   bool hierarchical = false;
   /// Per level, finest first and the top last (depth + 1 entries); empty:
   /// native at every level. Only bcast (native, binomial, knomial,
-  /// scatter-allgather, chain), reduce (native, binomial, knomial, chain,
-  /// Rabenseifner) and allreduce (below the top: native, binomial, knomial,
+  /// scatter-allgather, chain, binary), reduce (native, binomial, knomial,
+  /// chain, binary, Rabenseifner) and allreduce (below the top: native, binomial, knomial,
   /// chain, used up and down; at the top: native, recursive doubling, ring,
   /// Rabenseifner, binomial, knomial) use them.
   std::vector<Algorithm> levels;

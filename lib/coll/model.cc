@@ -76,10 +76,11 @@ double chain(int n, double m, const LinkCost& l, double segment, double gamma) {
 // A pipelined binary tree of n members (as lib/coll/algorithms.cc builds
 // it: depth floor(log2 n)) moving m bytes in segments
 // (binary_segment_bytes unless given): depth steps fill it, one more per
-// further segment; in each a parent sends the segment to both children
-// through its link, and every edge with a segment in flight loads the
-// level's shared capacity.
-double binary_tree(int n, double m, const LinkCost& l, double segment) {
+// further segment; in each a parent's link carries the segment to (or
+// from) both children, every edge with a segment in flight loads the
+// level's shared capacity, and a reduce's parent combines two segments
+// (gamma: 0 for a bcast).
+double binary_tree(int n, double m, const LinkCost& l, double segment, double gamma) {
   const double s = std::min(
       m, segment > 0 ? segment
                      : static_cast<double>(binary_segment_bytes(static_cast<std::int64_t>(m))));
@@ -87,7 +88,8 @@ double binary_tree(int n, double m, const LinkCost& l, double segment) {
   int depth = 0;
   while ((2 << depth) <= n) ++depth;
   const double edges = std::min(2 * u, n - 1.0);
-  return (depth + u - 1) * (l.alpha_at(s) + s * std::max(2 * l.beta, l.beta_with(edges, n)));
+  return (depth + u - 1) *
+         (l.alpha_at(s) + s * (std::max(2 * l.beta, l.beta_with(edges, n)) + 2 * gamma));
 }
 
 double bcast_cost(A a, int n, double m, const LinkCost& l, double segment) {
@@ -109,7 +111,7 @@ double bcast_cost(A a, int n, double m, const LinkCost& l, double segment) {
     case A::kChain:
       return chain(n, m, l, segment, 0);
     case A::kBinary:
-      return binary_tree(n, m, l, segment);
+      return binary_tree(n, m, l, segment, 0);
     default:  // native: the better of the two classic ones
       return std::min(bcast_cost(A::kBinomial, n, m, l, 0),
                       bcast_cost(A::kScatterAllgather, n, m, l, 0));
@@ -130,6 +132,7 @@ double gather_cost(int n, double held, const LinkCost& l) {
 double reduce_cost(A a, int n, double m, const LinkCost& l, double gamma, double segment = 0) {
   if (n <= 1) return 0;
   if (a == A::kChain) return chain(n, m, l, segment, gamma);
+  if (a == A::kBinary) return binary_tree(n, m, l, segment, gamma);
   if (a == A::kKnomial) return knomial(n, m, l, gamma);
   const int k = log2_ceil(n);
   const double tree = binomial(n, l, [m](int) { return m; }) + k * m * gamma;

@@ -309,13 +309,12 @@ class AlgorithmsTest : public ::testing::Test {
           if (me == root) {
             EXPECT_EQ(mismatch(t, native, expected), "") << "MPI_Reduce " << what;
           }
-          const std::vector<Variant> variants =
-              {
-                  {Algorithm::kNative, 0},       {Algorithm::kBinomial, 0},
-                  {Algorithm::kKnomial, 0},      {Algorithm::kChain, 0},
-                  {Algorithm::kChain, 8},  // several segments in flight at small counts
-                  {Algorithm::kRabenseifner, 0},
-              };
+          const std::vector<Variant> variants = {
+              {Algorithm::kNative, 0}, {Algorithm::kBinomial, 0}, {Algorithm::kKnomial, 0},
+              {Algorithm::kChain, 0},  {Algorithm::kChain, 8},  // several segments in flight at
+                                                                // small counts
+              {Algorithm::kBinary, 0}, {Algorithm::kBinary, 8},   {Algorithm::kRabenseifner, 0},
+          };
           for (const Variant& v : variants) {
             if (v.segment_bytes == 8 && count > 2 * p + 1) continue;
             const Algorithm a = v.algorithm;
@@ -560,7 +559,7 @@ TEST_F(AlgorithmsTest, RejectsAlgorithmsThatDoNotApply) {
   EXPECT_THROW(level_bcast(Algorithm::kChain, &x, 1, MPI_INT, 0, comm_, -1), std::invalid_argument);
   EXPECT_THROW(level_bcast(Algorithm::kBinary, &x, 1, MPI_INT, 0, comm_, -1),
                std::invalid_argument);
-  EXPECT_THROW(level_reduce(Algorithm::kBinary, &x, &y, 1, MPI_INT, MPI_SUM, 0, comm_),
+  EXPECT_THROW(level_reduce(Algorithm::kBinary, &x, &y, 1, MPI_INT, MPI_SUM, 0, comm_, -1),
                std::invalid_argument);
   std::vector<int> all(static_cast<std::size_t>(world_size()), 0);
   for (Algorithm a :

@@ -386,7 +386,7 @@ std::vector<Config> configs_for(Collective c, int depth, int count) {
   if (c == Collective::kBcast) {
     per_level = {{A::kKnomial}, {A::kScatterAllgather}, {A::kChain}, {A::kChain, A::kBinary}};
   } else if (c == Collective::kReduce) {
-    per_level = {{A::kKnomial}, {A::kChain}, {A::kRabenseifner}};
+    per_level = {{A::kKnomial}, {A::kChain}, {A::kRabenseifner}, {A::kBinary}};
   } else {
     per_level = {{A::kBinomial, A::kRecursiveDoubling},
                  {A::kChain, A::kRing},

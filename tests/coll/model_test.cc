@@ -143,9 +143,9 @@ TEST(ConfigTest, CandidatesCoverEveryLevelChoiceAndOnlyUsefulPipelines) {
   EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 10).size(), 1u + 216u + 1u);
   EXPECT_EQ(candidates(Collective::kBcast, 2, 16 << 20).size(), 1u + 216u + 5u);
   // allreduce: native, binomial, k-nomial or chain below the top, six
-  // choices at the top; reduce: five choices per level.
+  // choices at the top; reduce: six choices per level.
   EXPECT_EQ(candidates(Collective::kAllreduce, 1, 0).size(), 1u + 4u * 6u);
-  EXPECT_EQ(candidates(Collective::kReduce, 1, 0).size(), 1u + 5u * 5u);
+  EXPECT_EQ(candidates(Collective::kReduce, 1, 0).size(), 1u + 6u * 6u);
   // gather: native or hierarchical (native levels) only.
   EXPECT_EQ(candidates(Collective::kGather, 2, 1 << 20).size(), 2u);
   EXPECT_EQ(candidates(Collective::kBarrier, 0, 0).size(), 1u);
