@@ -317,6 +317,20 @@ void scatter_allgather_bcast(void* buffer, int count, MPI_Datatype type, int roo
   }
 }
 
+// count elements cut into segments of about `bytes`: whole elements, at
+// least one each.
+struct Segments {
+  Segments(int elements, std::int64_t bytes, const Layout& l)
+      : count(elements),
+        per(l.size > 0 ? std::max<std::int64_t>(1, bytes / l.size) : std::max(elements, 1)),
+        number((count + per - 1) / per) {}
+  std::int64_t first(std::int64_t i) const { return i * per; }
+  int length(std::int64_t i) const {
+    return static_cast<int>(std::min<std::int64_t>(per, count - i * per));
+  }
+  std::int64_t count, per, number;
+};
+
 // One rank's part of a pipeline (a chain, a tree) that moves count
 // elements of buffer segment by segment from rank `from` (-1: none) to the
 // ranks `to`: segment i arrives in place, arrived(first element, length)
@@ -326,13 +340,10 @@ template <typename Arrived>
 void run_pipeline(void* buffer, int count, MPI_Datatype type, int from, const std::vector<int>& to,
                   MPI_Comm comm, std::int64_t segment_bytes, Arrived arrived) {
   const Layout l = layout_of(type);
-  const std::int64_t bytes = segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes;
-  const std::int64_t per_segment = l.size > 0 ? std::max<std::int64_t>(1, bytes / l.size) : count;
-  const std::int64_t segments = (count + per_segment - 1) / per_segment;
-  auto first = [&](std::int64_t i) { return i * per_segment; };
-  auto length = [&](std::int64_t i) {
-    return static_cast<int>(std::min<std::int64_t>(per_segment, count - i * per_segment));
-  };
+  const Segments cut(count, segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes, l);
+  const auto first = [&](std::int64_t i) { return cut.first(i); };
+  const auto length = [&](std::int64_t i) { return cut.length(i); };
+  const std::int64_t segments = cut.number;
   std::array<MPI_Request, 2> receives = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   std::array<MPI_Request, kPendingSends> sends;
   sends.fill(MPI_REQUEST_NULL);
@@ -575,15 +586,14 @@ void binary_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Da
   int parent = -1;
   std::vector<int> children;
   binary_tree_place((s.me - top + s.p) % s.p, s.p, parent, children);
-  const std::int64_t bytes = segment_bytes > 0
-                                 ? segment_bytes
-                                 : binary_segment_bytes(static_cast<std::int64_t>(count) * l.size);
-  const std::int64_t per_segment = l.size > 0 ? std::max<std::int64_t>(1, bytes / l.size) : count;
-  const std::int64_t segments = (count + per_segment - 1) / per_segment;
-  auto first = [&](std::int64_t i) { return i * per_segment; };
-  auto length = [&](std::int64_t i) {
-    return static_cast<int>(std::min<std::int64_t>(per_segment, count - i * per_segment));
-  };
+  const Segments cut(count,
+                     segment_bytes > 0
+                         ? segment_bytes
+                         : binary_segment_bytes(static_cast<std::int64_t>(count) * l.size),
+                     l);
+  const auto first = [&](std::int64_t i) { return cut.first(i); };
+  const auto length = [&](std::int64_t i) { return cut.length(i); };
+  const std::int64_t segments = cut.number;
   // Each child's results arrive in their own buffer, each segment in its
   // place, two receives posted per child; the last child's buffer ends up
   // holding this rank's result.
