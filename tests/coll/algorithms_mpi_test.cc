@@ -309,11 +309,11 @@ class AlgorithmsTest : public ::testing::Test {
           if (me == root) {
             EXPECT_EQ(mismatch(t, native, expected), "") << "MPI_Reduce " << what;
           }
+          // Segments of 8 bytes: several in flight at small counts.
           const std::vector<Variant> variants = {
-              {Algorithm::kNative, 0}, {Algorithm::kBinomial, 0}, {Algorithm::kKnomial, 0},
-              {Algorithm::kChain, 0},  {Algorithm::kChain, 8},  // several segments in flight at
-                                                                // small counts
-              {Algorithm::kBinary, 0}, {Algorithm::kBinary, 8},   {Algorithm::kRabenseifner, 0},
+              {Algorithm::kNative, 0}, {Algorithm::kBinomial, 0},     {Algorithm::kKnomial, 0},
+              {Algorithm::kChain, 0},  {Algorithm::kChain, 8},        {Algorithm::kBinary, 0},
+              {Algorithm::kBinary, 8}, {Algorithm::kRabenseifner, 0},
           };
           for (const Variant& v : variants) {
             if (v.segment_bytes == 8 && count > 2 * p + 1) continue;
