@@ -341,29 +341,26 @@ void run_pipeline(void* buffer, int count, MPI_Datatype type, int from, const st
                   MPI_Comm comm, std::int64_t segment_bytes, Arrived arrived) {
   const Layout l = layout_of(type);
   const Segments cut(count, segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes, l);
-  const auto first = [&](std::int64_t i) { return cut.first(i); };
-  const auto length = [&](std::int64_t i) { return cut.length(i); };
-  const std::int64_t segments = cut.number;
   std::array<MPI_Request, 2> receives = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   std::array<MPI_Request, kPendingSends> sends;
   sends.fill(MPI_REQUEST_NULL);
   std::int64_t sent = 0;
   auto post_receive = [&](std::int64_t i) {
-    check(MPI_Irecv(at(buffer, first(i), l), length(i), type, from, kTag, comm,
+    check(MPI_Irecv(at(buffer, cut.first(i), l), cut.length(i), type, from, kTag, comm,
                     &receives[static_cast<std::size_t>(i % 2)]),
           "MPI_Irecv");
   };
   if (from >= 0) post_receive(0);
-  for (std::int64_t i = 0; i < segments; ++i) {
+  for (std::int64_t i = 0; i < cut.number; ++i) {
     if (from >= 0) {
-      if (i + 1 < segments) post_receive(i + 1);
+      if (i + 1 < cut.number) post_receive(i + 1);
       check(MPI_Wait(&receives[static_cast<std::size_t>(i % 2)], MPI_STATUS_IGNORE), "MPI_Wait");
-      arrived(first(i), length(i));
+      arrived(cut.first(i), cut.length(i));
     }
     for (int next : to) {
       MPI_Request& slot = sends[static_cast<std::size_t>(sent++ % kPendingSends)];
       check(MPI_Wait(&slot, MPI_STATUS_IGNORE), "MPI_Wait");
-      check(MPI_Isend(at(buffer, first(i), l), length(i), type, next, kTag, comm, &slot),
+      check(MPI_Isend(at(buffer, cut.first(i), l), cut.length(i), type, next, kTag, comm, &slot),
             "MPI_Isend");
     }
   }
@@ -591,9 +588,6 @@ void binary_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Da
                          ? segment_bytes
                          : binary_segment_bytes(static_cast<std::int64_t>(count) * l.size),
                      l);
-  const auto first = [&](std::int64_t i) { return cut.first(i); };
-  const auto length = [&](std::int64_t i) { return cut.length(i); };
-  const std::int64_t segments = cut.number;
   // Each child's results arrive in their own buffer, each segment in its
   // place, two receives posted per child; the last child's buffer ends up
   // holding this rank's result.
@@ -602,29 +596,30 @@ void binary_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Da
   std::vector<std::array<MPI_Request, 2>> receives(children.size(),
                                                    {MPI_REQUEST_NULL, MPI_REQUEST_NULL});
   auto post_receive = [&](std::size_t k, std::int64_t i) {
-    check(MPI_Irecv(at(from_child[k].get(), first(i), l), length(i), type, real(children[k]), kTag,
-                    comm, &receives[k][static_cast<std::size_t>(i % 2)]),
+    check(MPI_Irecv(at(from_child[k].get(), cut.first(i), l), cut.length(i), type,
+                    real(children[k]), kTag, comm, &receives[k][static_cast<std::size_t>(i % 2)]),
           "MPI_Irecv");
   };
   std::array<MPI_Request, kPendingSends> sends;
   sends.fill(MPI_REQUEST_NULL);
   for (std::size_t k = 0; k < children.size(); ++k) post_receive(k, 0);
   void* result = children.empty() ? in : from_child.back().get();
-  for (std::int64_t i = 0; i < segments; ++i) {
+  for (std::int64_t i = 0; i < cut.number; ++i) {
     for (std::size_t k = 0; k < children.size(); ++k) {
-      if (i + 1 < segments) post_receive(k, i + 1);
+      if (i + 1 < cut.number) post_receive(k, i + 1);
       check(MPI_Wait(&receives[k][static_cast<std::size_t>(i % 2)], MPI_STATUS_IGNORE), "MPI_Wait");
     }
     if (children.size() == 2) {
-      combine(at(from_child[0].get(), first(i), l), at(from_child[1].get(), first(i), l), length(i),
-              type, op);
+      combine(at(from_child[0].get(), cut.first(i), l), at(from_child[1].get(), cut.first(i), l),
+              cut.length(i), type, op);
     }
     if (!children.empty())
-      combine(at(in, first(i), l), at(result, first(i), l), length(i), type, op);
+      combine(at(in, cut.first(i), l), at(result, cut.first(i), l), cut.length(i), type, op);
     if (parent >= 0) {
       MPI_Request& slot = sends[static_cast<std::size_t>(i % kPendingSends)];
       check(MPI_Wait(&slot, MPI_STATUS_IGNORE), "MPI_Wait");
-      check(MPI_Isend(at(result, first(i), l), length(i), type, real(parent), kTag, comm, &slot),
+      check(MPI_Isend(at(result, cut.first(i), l), cut.length(i), type, real(parent), kTag, comm,
+                      &slot),
             "MPI_Isend");
     }
   }

@@ -52,11 +52,13 @@ inline bool scatter_allgather_doubles(std::int64_t bytes, int ranks) {
 }
 
 /// kBinary's segment for a message of `bytes` when none is given:
-/// sqrt(bytes x 16 KiB), within [8 KiB, 1 MiB]. Its time is about (depth +
-/// segments - 1) steps of a segment's latency plus its bytes: fewer, larger
-/// segments pay less latency, more, smaller ones fill the tree sooner, and
-/// the balance grows with the square root of the message (4 MiB: 256 KiB,
-/// 1 MiB: 128 KiB, the best of 64 KiB to 1 MiB on SimGrid's 32 nodes).
+/// sqrt(bytes x 16 KiB), within [8 KiB, 1 MiB] (4 MiB: 256 KiB, 1 MiB:
+/// 128 KiB). A tree of depth d moving B bytes in segments of s takes about
+/// (d - 1 + B / s) steps of alpha + s beta, least at s = sqrt(B alpha /
+/// ((d - 1) beta)). 16 KiB stands for alpha / ((d - 1) beta) on the
+/// simulated 32-node platform (`lvl2-node32-core8`: a large message's
+/// latency 5 us x SimGrid's factor 11.6, 1.2 GB/s per node link, d = 5);
+/// no real network has tuned it.
 std::int64_t binary_segment_bytes(std::int64_t bytes);
 
 /// "native", "binomial", "knomial", "scatter-allgather", "chain", "binary",
