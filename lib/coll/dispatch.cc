@@ -138,7 +138,7 @@ const Config& decided(MPI_Comm comm, Context& context, Collective c, std::int64_
 
 // Times native, the hierarchical configurations worth_trying() (model.h)
 // picks from the model's ranking, and the textbook flat
-// algorithm for c with `bytes` on comm (median of 3 after a warm-up, the
+// algorithm for c with `bytes` on comm (median of 3 after a warm-up, 1 under SMPI, the
 // slowest rank's), and for allreduce also this
 // communicator's own reduce then bcast of that size and its own
 // reduce_scatter_block then allgather of the message's blocks (decided
@@ -199,11 +199,15 @@ std::optional<Config> fastest(MPI_Comm comm, Context& context, Collective c, std
   int ready = work ? 1 : 0;
   mpi::check(PMPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
   if (!ready) return std::nullopt;
+  // Simulated time repeats exactly from run to run (SMPI: one clock, every
+  // run started together on an idle network), so one run says what three
+  // would, at a third of the simulation.
+  const int repetitions = StartTogether::clock_shared() ? 1 : 3;
   std::vector<Trial> timed;  // theirs, when the parts made trials, are replaced
   Config best;
   double best_seconds = 0;
   for (const Config& config : tried) {
-    const double t = time_collective(comm, 1, 3, [&] {
+    const double t = time_collective(comm, 1, repetitions, [&] {
       if (config.hierarchical) {
         work->run_hierarchical(h, config);
       } else {

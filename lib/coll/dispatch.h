@@ -17,7 +17,8 @@
 // (config.h), and for allreduce this communicator's own reduce then bcast
 // and its own reduce_scatter_block then allgather (decided first) are
 // timed on scratch buffers of that size (3 runs each after a warm-up, the
-// slowest rank's median) and the fastest serves every later call of the
+// slowest rank's median; 1 under SMPI, whose simulated times repeat) and
+// the fastest serves every later call of the
 // class; native wins ties. A
 // model misjudges the MPI library's own algorithms, so it never overrules
 // native unmeasured (issue 28's "no regression"), except where trials are
