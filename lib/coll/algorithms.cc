@@ -402,14 +402,9 @@ void binary_tree_place(int v, int p, int& parent, std::vector<int>& children) {
 
 void binary_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                   const Shape& s, std::int64_t segment_bytes) {
-  const int v = (s.me - root + s.p) % s.p;
-  int parent = -1;
-  std::vector<int> children;
-  binary_tree_place(v, s.p, parent, children);
-  const auto real = [&](int w) { return (w + root) % s.p; };
-  for (int& c : children) c = real(c);
+  const TreeLinks tree = binary_tree_links(s.me, root, s.p);
   const std::int64_t bytes = static_cast<std::int64_t>(count) * layout_of(type).size;
-  run_pipeline(buffer, count, type, parent >= 0 ? real(parent) : -1, children, comm,
+  run_pipeline(buffer, count, type, tree.parent, tree.children, comm,
                segment_bytes > 0 ? segment_bytes : binary_segment_bytes(bytes),
                [](std::int64_t, int) {});
 }
@@ -579,10 +574,8 @@ void binary_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Da
   // Only read, and by a leaf sent as it is; at() takes void*.
   void* in = const_cast<void*>(is_root && send_buffer == MPI_IN_PLACE ? recv_buffer : send_buffer);
   const int top = commutative(op) ? root : 0;
-  const auto real = [&](int w) { return (w + top) % s.p; };
-  int parent = -1;
-  std::vector<int> children;
-  binary_tree_place((s.me - top + s.p) % s.p, s.p, parent, children);
+  const TreeLinks tree = binary_tree_links(s.me, top, s.p);
+  const std::vector<int>& children = tree.children;
   const Segments cut(count,
                      segment_bytes > 0
                          ? segment_bytes
@@ -596,8 +589,8 @@ void binary_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Da
   std::vector<std::array<MPI_Request, 2>> receives(children.size(),
                                                    {MPI_REQUEST_NULL, MPI_REQUEST_NULL});
   auto post_receive = [&](std::size_t k, std::int64_t i) {
-    check(MPI_Irecv(at(from_child[k].get(), cut.first(i), l), cut.length(i), type,
-                    real(children[k]), kTag, comm, &receives[k][static_cast<std::size_t>(i % 2)]),
+    check(MPI_Irecv(at(from_child[k].get(), cut.first(i), l), cut.length(i), type, children[k],
+                    kTag, comm, &receives[k][static_cast<std::size_t>(i % 2)]),
           "MPI_Irecv");
   };
   std::array<MPI_Request, kPendingSends> sends;
@@ -615,10 +608,10 @@ void binary_reduce(const void* send_buffer, void* recv_buffer, int count, MPI_Da
     }
     if (!children.empty())
       combine(at(in, cut.first(i), l), at(result, cut.first(i), l), cut.length(i), type, op);
-    if (parent >= 0) {
+    if (tree.parent >= 0) {
       MPI_Request& slot = sends[static_cast<std::size_t>(i % kPendingSends)];
       check(MPI_Wait(&slot, MPI_STATUS_IGNORE), "MPI_Wait");
-      check(MPI_Isend(at(result, cut.first(i), l), cut.length(i), type, real(parent), kTag, comm,
+      check(MPI_Isend(at(result, cut.first(i), l), cut.length(i), type, tree.parent, kTag, comm,
                       &slot),
             "MPI_Isend");
     }
@@ -867,6 +860,19 @@ void recursive_halving_reduce_scatter(const void* in, void* recv, int count, MPI
 }
 
 }  // namespace
+
+TreeLinks binary_tree_links(int rank, int root, int p) {
+  // Number 0 is the root and the other ranks follow in rank order, so a
+  // subtree's run of numbers is a run of ranks (the root's place skipped),
+  // never wrapping from the last rank to the first as rotation would.
+  const auto number_of = [root](int r) { return r == root ? 0 : r < root ? r + 1 : r; };
+  const auto rank_of = [root](int v) { return v == 0 ? root : v <= root ? v - 1 : v; };
+  TreeLinks links;
+  binary_tree_place(number_of(rank), p, links.parent, links.children);
+  if (links.parent >= 0) links.parent = rank_of(links.parent);
+  for (int& c : links.children) c = rank_of(c);
+  return links;
+}
 
 std::string_view algorithm_name(Algorithm a) {
   for (const Names& n : kNames) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace rankshape::coll {
 
@@ -60,6 +61,15 @@ inline bool scatter_allgather_doubles(std::int64_t bytes, int ranks) {
 /// latency 5 us x SimGrid's factor 11.6, 1.2 GB/s per node link, d = 5);
 /// no real network has tuned it.
 std::int64_t binary_segment_bytes(std::int64_t bytes);
+
+/// kBinary's tree over ranks 0..p-1 from root: a rank's parent (-1 at the
+/// root) and children. Every subtree is a run of consecutive ranks (the
+/// root's own place skipped), so a node's or rack's ranks stay together.
+struct TreeLinks {
+  int parent = -1;
+  std::vector<int> children;
+};
+TreeLinks binary_tree_links(int rank, int root, int p);
 
 /// "native", "binomial", "knomial", "scatter-allgather", "chain", "binary",
 /// "recursive-doubling", "ring", "rabenseifner", "recursive-halving".
