@@ -253,7 +253,8 @@ def main(argv):
                 if predicted:
                     accuracy.append(ours / predicted)
                 ratio = ours / builtin[best]
-                speedup = builtin["ompi"] / ours if "ompi" in builtin else float("nan")
+                # None where the run has no ompi column (a partial run).
+                speedup = builtin["ompi"] / ours if "ompi" in builtin else None
                 bound = platform.bound(collective, b, ranks)
                 what = f"{collective} {size_name(b)}"
                 # No model where no latency is known (a platform without one).
@@ -265,10 +266,11 @@ def main(argv):
                     worst = (ratio, what)
                 over += ratio > GOAL_SLOWDOWN
                 if collective in ("bcast", "reduce") and b >= 1 << 20:
-                    large.append(f"{what} {speedup:.2f}x, {100 * bound / ours:.0f}% "
+                    large.append(f"{what} {speedup:.2f}x, " if speedup else f"{what} ")
+                    large[-1] += (f"{100 * bound / ours:.0f}% "
                                  f"({100 * bound / builtin[best]:.0f}%)")
                 w.writerow([name, collective, b] + [builtin.get(s, "") for s in SELECTORS] +
-                           [best, ours, choice, f"{ratio:.4f}", f"{speedup:.4f}",
+                           [best, ours, choice, f"{ratio:.4f}", f"{speedup:.4f}" if speedup else "",
                             f"{bound:.9f}" if bound else "", first if first is not None else "",
                             predicted if predicted is not None else "",
                             f"{model:.9f}" if modelled else ""])
@@ -277,7 +279,8 @@ def main(argv):
                     " | ".join(f"{builtin[s] * 1e6:.1f}" if s in builtin else
                                deadlocks.get((collective, b), {}).get(s, "")
                                for s in SELECTORS) +
-                    f" | {best} | {ours * 1e6:.1f} | {ratio:.2f} | {speedup:.2f} | " +
+                    f" | {best} | {ours * 1e6:.1f} | {ratio:.2f} | " +
+                    (f"{speedup:.2f}" if speedup else "") + " | " +
                     (f"{bound * 1e6:.1f} | {100 * bound / ours:.0f}%" if bound and b >= BIG
                      else " | ") +
                     f" | {choice or 'native'} | " +
