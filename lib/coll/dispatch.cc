@@ -201,7 +201,7 @@ std::optional<Config> fastest(MPI_Comm comm, Context& context, Collective c, std
   if (!ready) return std::nullopt;
   // Simulated time repeats exactly from run to run (SMPI: one clock, every
   // run started together on an idle network), so one run says what three
-  // would, at a third of the simulation.
+  // would: with the warm-up, half the simulation.
   const int repetitions = StartTogether::clock_shared() ? 1 : 3;
   std::vector<Trial> timed;  // theirs, when the parts made trials, are replaced
   Config best;
