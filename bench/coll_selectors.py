@@ -266,11 +266,12 @@ def main(argv):
                     worst = (ratio, what)
                 over += ratio > GOAL_SLOWDOWN
                 if collective in ("bcast", "reduce") and b >= 1 << 20:
-                    large.append(f"{what} {speedup:.2f}x, " if speedup else f"{what} ")
+                    large.append(f"{what} {speedup:.2f}x, " if speedup is not None else f"{what} ")
                     large[-1] += (f"{100 * bound / ours:.0f}% "
                                  f"({100 * bound / builtin[best]:.0f}%)")
                 w.writerow([name, collective, b] + [builtin.get(s, "") for s in SELECTORS] +
-                           [best, ours, choice, f"{ratio:.4f}", f"{speedup:.4f}" if speedup else "",
+                           [best, ours, choice, f"{ratio:.4f}",
+                            f"{speedup:.4f}" if speedup is not None else "",
                             f"{bound:.9f}" if bound else "", first if first is not None else "",
                             predicted if predicted is not None else "",
                             f"{model:.9f}" if modelled else ""])
@@ -280,7 +281,7 @@ def main(argv):
                                deadlocks.get((collective, b), {}).get(s, "")
                                for s in SELECTORS) +
                     f" | {best} | {ours * 1e6:.1f} | {ratio:.2f} | " +
-                    (f"{speedup:.2f}" if speedup else "") + " | " +
+                    (f"{speedup:.2f}" if speedup is not None else "") + " | " +
                     (f"{bound * 1e6:.1f} | {100 * bound / ours:.0f}%" if bound and b >= BIG
                      else " | ") +
                     f" | {choice or 'native'} | " +

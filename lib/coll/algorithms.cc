@@ -883,7 +883,7 @@ std::string_view algorithm_name(Algorithm a) {
 }
 
 std::int64_t binary_segment_bytes(std::int64_t bytes) {
-  const double balanced = std::sqrt(static_cast<double>(std::max<std::int64_t>(bytes, 0)) * 16384);
+  const double balanced = std::sqrt(static_cast<double>(std::max<std::int64_t>(bytes, 0)) * 4096);
   return std::clamp<std::int64_t>(std::llround(balanced), 8 << 10, 1 << 20);
 }
 

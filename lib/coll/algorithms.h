@@ -53,13 +53,17 @@ inline bool scatter_allgather_doubles(std::int64_t bytes, int ranks) {
 }
 
 /// kBinary's segment for a message of `bytes` when none is given:
-/// sqrt(bytes x 16 KiB), within [8 KiB, 1 MiB] (4 MiB: 256 KiB, 1 MiB:
-/// 128 KiB). A tree of depth d moving B bytes in segments of s takes about
-/// (d - 1 + B / s) steps of alpha + s beta, least at s = sqrt(B alpha /
-/// ((d - 1) beta)). 16 KiB stands for alpha / ((d - 1) beta) on the
-/// simulated 32-node platform (`lvl2-node32-core8`: a large message's
-/// latency 5 us x SimGrid's factor 11.6, 1.2 GB/s per node link, d = 5);
-/// no real network has tuned it.
+/// sqrt(bytes x 4 KiB), within [8 KiB, 1 MiB] (1 MiB: 64 KiB, 4 MiB:
+/// 128 KiB, 16 MiB: 256 KiB). A tree of depth d moving B bytes in
+/// segments of s takes about (d - 1 + B / s) steps of alpha + s beta,
+/// least at s = sqrt(B alpha / ((d - 1) beta)). Where a shared backbone
+/// bounds the steps, beta is a segment's share of it: on the simulated
+/// 32-node platform (`lvl2-node32-core8`) 31 edges share 80 Gb/s (beta =
+/// 31 / 9.4 GB/s, with SimGrid's factor 0.94), alpha is 5 us x SimGrid's
+/// factor 11.6 for large messages, and d = 5: alpha / ((d - 1) beta) =
+/// 4.4 KB. Measured there (docs/benchmarks.md), bcast 1 MiB was fastest
+/// at 64-80 KiB and 4 MiB at 128 KiB of those tried; no real network has
+/// tuned it.
 std::int64_t binary_segment_bytes(std::int64_t bytes);
 
 /// kBinary's tree over ranks 0..p-1 from root: a rank's parent (-1 at the

@@ -434,10 +434,11 @@ TEST(ModelTest, AChainWithOneSegmentHasOneLinkBusyAtATime) {
 }
 
 TEST(ModelTest, ABinaryTreeBeatsTheChainOnlyWhereTheBackboneIsShared) {
-  // 16 leaders, 4 MiB: binary_segment_bytes gives 256 KiB, 16 segments
-  // down a tree of depth 4: 4 + 16 - 1 steps.
-  EXPECT_EQ(binary_segment_bytes(4 << 20), 256 << 10);
-  EXPECT_EQ(binary_segment_bytes(1 << 20), 128 << 10);
+  // 16 leaders, 4 MiB: binary_segment_bytes gives 128 KiB, 32 segments
+  // down a tree of depth 4: 4 + 32 - 1 steps.
+  EXPECT_EQ(binary_segment_bytes(16 << 20), 256 << 10);
+  EXPECT_EQ(binary_segment_bytes(4 << 20), 128 << 10);
+  EXPECT_EQ(binary_segment_bytes(1 << 20), 64 << 10);
   EXPECT_EQ(binary_segment_bytes(1), 8 << 10);
   EXPECT_EQ(binary_segment_bytes(std::int64_t{1} << 40), 1 << 20);
   Model m = two_levels();
@@ -446,19 +447,19 @@ TEST(ModelTest, ABinaryTreeBeatsTheChainOnlyWhereTheBackboneIsShared) {
   const Config chain = *Config::parse("hierarchical levels=native,chain");
   const Config binary = *Config::parse("hierarchical levels=native,binary");
   const std::int64_t bytes = 4 << 20;
-  const double seg = 256 << 10;
+  const double seg = 128 << 10;
   // Every link its own: a parent's two sends share its link, 2x the
   // chain's bandwidth per step, and the chain wins.
   EXPECT_NEAR(predict(Collective::kBcast, binary, m, bytes),
-              (3 + 16) * (20e-6 + seg * 2e-9) + 3 * 0.5e-6, 1e-9);
+              (3 + 32) * (20e-6 + seg * 2e-9) + 3 * 0.5e-6, 1e-9);
   EXPECT_LT(predict(Collective::kBcast, chain, m, bytes),
             predict(Collective::kBcast, binary, m, bytes));
   // A backbone 4x oversubscribed bounds both by what all 15 edges move at
-  // once (3.75x each): the tree's 4 + 16 - 1 steps beat the chain's
+  // once (3.75x each): the tree's 4 + 32 - 1 steps beat the chain's
   // 15 + 64 - 1 of 64 KiB.
   m.links[1].beta_loaded = 4 * m.links[1].beta;
   EXPECT_NEAR(predict(Collective::kBcast, binary, m, bytes),
-              (3 + 16) * (20e-6 + seg * 3.75e-9) + 3 * 0.5e-6, 1e-9);
+              (3 + 32) * (20e-6 + seg * 3.75e-9) + 3 * 0.5e-6, 1e-9);
   EXPECT_NEAR(predict(Collective::kBcast, chain, m, bytes),
               (15 + 63) * (20e-6 + 65536 * 3.75e-9) + 3 * 0.5e-6, 1e-9);
   EXPECT_GT(predict(Collective::kBcast, chain, m, bytes),
