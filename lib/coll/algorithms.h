@@ -61,8 +61,8 @@ inline bool scatter_allgather_doubles(std::int64_t bytes, int ranks) {
 /// 32-node platform (`lvl2-node32-core8`) 31 edges share 80 Gb/s (beta =
 /// 31 / 9.4 GB/s, with SimGrid's factor 0.94), alpha is 5 us x SimGrid's
 /// factor 11.6 for large messages, and d = 5: alpha / ((d - 1) beta) =
-/// 4.4 KB. Measured there (docs/benchmarks.md), bcast 1 MiB was fastest
-/// at 64-80 KiB and 4 MiB at 128 KiB of those tried; no real network has
+/// 4.4 KB. Measured there (bench/segment_sweep.sh, docs/benchmarks.md),
+/// bcast 1 MiB was fastest at 64 KiB of 32-256 KiB; no real network has
 /// tuned it.
 std::int64_t binary_segment_bytes(std::int64_t bytes);
 
