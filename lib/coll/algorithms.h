@@ -62,8 +62,8 @@ inline bool scatter_allgather_doubles(std::int64_t bytes, int ranks) {
 /// 31 / 9.4 GB/s, with SimGrid's factor 0.94), alpha is 5 us x SimGrid's
 /// factor 11.6 for large messages, and d = 5: alpha / ((d - 1) beta) =
 /// 4.4 KB. Measured there (bench/segment_sweep.sh, docs/benchmarks.md),
-/// bcast 1 MiB was fastest at 64 KiB of 32-256 KiB; no real network has
-/// tuned it.
+/// bcast 1 MiB was fastest at 64 KiB of 32-256 KiB, and 4 MiB at 128 KiB
+/// of 96-256 KiB; no real network has tuned it.
 std::int64_t binary_segment_bytes(std::int64_t bytes);
 
 /// kBinary's tree over ranks 0..p-1 from root: a rank's parent (-1 at the
